@@ -1,0 +1,89 @@
+"""trendagg: online aggregation of event trends matched by Kleene patterns.
+
+>>> import trendagg
+>>> rows = trendagg.run(
+...     "RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1 min",
+...     [{"type": "A", "time": 1}, {"type": "B", "time": 2}, {"type": "B", "time": 3}],
+... )
+>>> rows[0].values
+{'COUNT(*)': 3}
+
+Importing this package loads nothing heavy: the parser (lark), the IO layer
+(pyarrow) and the engines are imported when first used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from trendagg.errors import (
+    ExecutionError,
+    InputError,
+    QueryError,
+    QuerySyntaxError,
+    TrendAggError,
+)
+
+if TYPE_CHECKING:
+    from trendagg.io import EventBatch, ResultRow
+    from trendagg.language.ast import Workload
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ExecutionError",
+    "InputError",
+    "QueryError",
+    "QuerySyntaxError",
+    "TrendAggError",
+    "__version__",
+    "parse",
+    "run",
+]
+
+
+def parse(text: str) -> Workload:
+    """Parse and validate a workload of queries (see SEMANTICS.md for the language)."""
+    from trendagg.language import parse as _parse
+
+    return _parse(text)
+
+
+def run(
+    queries: str | Workload,
+    events: str | os.PathLike[str] | EventBatch | Iterable[Mapping[str, Any]],
+    *,
+    strategy: str = "greta",
+    type_col: str = "type",
+    time_col: str = "time",
+) -> list[ResultRow]:
+    """Run a workload over events and return one row per (query, group, window).
+
+    ``queries`` is query text or a parsed Workload. ``events`` is a path (CSV,
+    JSON Lines, Parquet), an EventBatch, or an iterable of dicts with a type
+    and a time. Rows the reader rejects raise InputError here, listing the
+    reasons; the CLI instead reports them and can write them out.
+    """
+    from trendagg.engine import run_strategy
+    from trendagg.io import EventBatch, read_events, summarize_rejects
+    from trendagg.plan.compile import compile_workload, numeric_requirements
+
+    workload = parse(queries) if isinstance(queries, str) else queries
+    plans = compile_workload(workload)
+    if isinstance(events, EventBatch):
+        batch = events
+    else:
+        if isinstance(events, (str, os.PathLike)):
+            read = read_events(
+                events, type_col=type_col, time_col=time_col, numeric=numeric_requirements(plans)
+            )
+        else:
+            read = EventBatch.from_records(
+                events, type_col=type_col, time_col=time_col, numeric=numeric_requirements(plans)
+            )
+        if read.rejected:
+            raise InputError(summarize_rejects(read.rejected))
+        batch = read.events
+    return run_strategy(plans, batch, strategy)

@@ -1,0 +1,264 @@
+"""The ``trendagg`` command line: run, check, generate, demo.
+
+Errors a user can fix (a bad query, a missing column, an unknown option value)
+print one clear message and exit with status 2; nothing prints a traceback
+unless ``TRENDAGG_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any, TextIO
+
+from trendagg.errors import InputError, TrendAggError
+
+FORMATS = ("jsonl", "csv", "parquet")
+PROGRESS_MIN_EVENTS = 200_000
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"query file '{path}' not found; pass the path of a file of queries") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read query file '{path}': {exc}") from None
+
+
+def _load_workload(path: str) -> Any:
+    from trendagg.language import parse
+
+    text = _read_text(path)
+    try:
+        return parse(text)
+    except TrendAggError as exc:
+        raise type(exc)(f"in {path}: {exc}") from None
+
+
+def _format_for(path: str | None, fmt: str | None) -> str:
+    if fmt is not None:
+        return fmt
+    if path is not None:
+        suffix = "".join(Path(path).suffixes[-2:]).lower()
+        if suffix.endswith(".csv") or suffix.endswith(".csv.gz"):
+            return "csv"
+        if suffix.endswith((".parquet", ".pq")):
+            return "parquet"
+    return "jsonl"
+
+
+def _progress(total: int, enabled: bool) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
+    if not enabled or total < PROGRESS_MIN_EVENTS:
+        return nullcontext(), None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="ev", unit_scale=True, file=sys.stderr, leave=False, desc="trendagg")
+    return bar, bar.update
+
+
+def _summary(
+    *, events: int, rejected: int, queries: int, partitions: int, rows: int, seconds: float, strategy: str, source: str, rejects: str | None
+) -> str:
+    rate = events / seconds if seconds > 0 else float("inf")
+    rej = f"{rejected:,} rejected" + (f" (written to {rejects})" if rejects and rejected else "")
+    return (
+        f"trendagg: read {events + rejected:,} events from {source} ({rej}); "
+        f"{queries} quer{'y' if queries == 1 else 'ies'}, {partitions:,} partitions, "
+        f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
+        f"({rate:,.0f} events/s)."
+    )
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from trendagg.engine import run_strategy
+    from trendagg.io import read_events, summarize_rejects, write_rejects, write_results
+    from trendagg.plan.compile import compile_workload, numeric_requirements
+
+    workload = _load_workload(args.queries)
+    plans = compile_workload(workload)
+    started = time.perf_counter()
+    read = read_events(
+        args.events,
+        type_col=args.type_col,
+        time_col=args.time_col,
+        numeric=numeric_requirements(plans),
+    )
+    if read.rejected:
+        if args.rejects:
+            write_rejects(read.rejected, args.rejects)
+        if not args.quiet:
+            hint = "" if args.rejects else " (pass --rejects PATH to write them out)"
+            print(f"trendagg: {summarize_rejects(read.rejected)}{hint}", file=err)
+    stats: dict[str, int] = {}
+    bar, tick = _progress(len(read.events), not args.quiet)
+    with bar:
+        rows = run_strategy(
+            plans, read.events, args.strategy, trend_limit=args.trend_limit, progress=tick, stats=stats
+        )
+    fmt = _format_for(args.output, args.format)
+    if fmt == "parquet" and args.output is None:
+        raise InputError("--format parquet needs --output PATH (Parquet is binary)")
+    write_results(rows, args.output, fmt, stream=None if args.output else out)
+    if not args.quiet:
+        print(
+            _summary(
+                events=len(read.events),
+                rejected=len(read.rejected),
+                queries=len(plans),
+                partitions=stats.get("partitions", 0),
+                rows=len(rows),
+                seconds=time.perf_counter() - started,
+                strategy=args.strategy,
+                source=args.events,
+                rejects=args.rejects,
+            ),
+            file=err,
+        )
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from trendagg.language import to_text
+    from trendagg.plan.compile import compile_workload
+
+    workload = _load_workload(args.queries)
+    for plan in compile_workload(workload):
+        print(to_text(plan.query), file=out)
+        print(plan.describe(), file=out)
+        print(file=out)
+    print(f"trendagg: {args.queries}: {len(workload)} valid quer{'y' if len(workload) == 1 else 'ies'}.", file=err)
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from trendagg.generate import rideshare, write_stream
+
+    records = rideshare(
+        args.events,
+        seed=args.seed,
+        drivers=args.drivers,
+        districts=args.districts,
+        events_per_minute=args.events_per_minute,
+        max_legs=args.max_legs,
+    )
+    write_stream(records, args.output, stream=out)
+    if args.output:
+        print(f"trendagg: wrote {args.events:,} rideshare events to {args.output}.", file=err)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from importlib.resources import files
+
+    from trendagg.engine import run_strategy
+    from trendagg.generate import rideshare
+    from trendagg.io import EventBatch, format_table
+    from trendagg.language import parse
+    from trendagg.plan.compile import compile_workload
+
+    resource = files("trendagg") / "examples" / "rideshare.tq"
+    text = resource.read_text(encoding="utf-8")
+    plans = compile_workload(parse(text))
+    print(f"trendagg demo: {len(plans)} queries from {resource}", file=out)
+    print(text, file=out)
+    started = time.perf_counter()
+    read = EventBatch.from_records(rideshare(args.events, seed=args.seed), source="rideshare generator")
+    stats: dict[str, int] = {}
+    rows = run_strategy(plans, read.events, args.strategy, stats=stats)
+    seconds = time.perf_counter() - started
+    print(format_table(rows, max_rows=args.rows), file=out)
+    print(
+        _summary(
+            events=len(read.events),
+            rejected=len(read.rejected),
+            queries=len(plans),
+            partitions=stats.get("partitions", 0),
+            rows=len(rows),
+            seconds=seconds,
+            strategy=args.strategy,
+            source=f"the rideshare generator (seed {args.seed})",
+            rejects=None,
+        ),
+        file=out,
+    )
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trendagg",
+        description="Online aggregation of event trends matched by Kleene patterns.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a workload of queries over an event file")
+    run.add_argument("queries", help="file of queries (see SEMANTICS.md for the language)")
+    run.add_argument("events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those")
+    run.add_argument("--engine", choices=("local",), default="local", help="where to run (default: local)")
+    run.add_argument("--strategy", choices=("greta", "twostep"), default="greta", help="default: greta")
+    run.add_argument("--format", choices=FORMATS, default=None, help="result format (default: from --output, else jsonl)")
+    run.add_argument("--output", "-o", default=None, help="result file (default: standard output)")
+    run.add_argument("--type-col", default="type", help="column holding the event type (default: type)")
+    run.add_argument("--time-col", default="time", help="column holding the event time (default: time)")
+    run.add_argument("--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)")
+    run.add_argument("--trend-limit", type=_positive_int, default=None, help="twostep: stop after this many trends")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary on stderr")
+    run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser("check", help="validate queries and print their compiled templates")
+    check.add_argument("queries")
+    check.set_defaults(func=cmd_check)
+
+    gen = sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
+    gen.add_argument("kind", choices=("rideshare",))
+    gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
+    gen.add_argument("--seed", type=int, default=7)
+    gen.add_argument("--drivers", type=_positive_int, default=50)
+    gen.add_argument("--districts", type=_positive_int, default=8)
+    gen.add_argument("--events-per-minute", type=_positive_int, default=600)
+    gen.add_argument("--max-legs", type=_positive_int, default=8)
+    gen.add_argument("--output", "-o", default=None, help=".jsonl (default, also stdout), .csv or .parquet")
+    gen.set_defaults(func=cmd_generate)
+
+    demo = sub.add_parser("demo", help="run the bundled rideshare workload on a generated stream")
+    demo.add_argument("--events", "-n", type=_positive_int, default=20_000)
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--strategy", choices=("greta", "twostep"), default="greta")
+    demo.add_argument("--rows", type=_positive_int, default=30, help="result rows to show")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args, out, err))
+    except TrendAggError as exc:
+        if os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        print(f"trendagg: {exc}", file=err)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Execution strategies behind one interface: compiled workload + events -> result rows.
+
+``twostep`` enumerates trends (the reference); ``greta`` aggregates them online
+without building them. Every strategy returns exactly the rows of SEMANTICS.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from trendagg.errors import InputError
+
+STRATEGIES = ("greta", "twostep")
+
+
+def run_strategy(
+    plans: list[Any],
+    events: Any,
+    strategy: str = "greta",
+    *,
+    trend_limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    stats: dict[str, int] | None = None,
+) -> list[Any]:
+    """Run compiled query plans over an EventBatch with the named strategy.
+
+    ``progress`` is called with the number of events done since its last call;
+    ``stats`` (a dict) receives counters such as ``partitions``.
+    """
+    if strategy == "greta":
+        from trendagg.engine.greta import run_greta
+
+        return run_greta(plans, events, progress=progress, stats=stats)
+    if strategy == "twostep":
+        from trendagg.engine.twostep import DEFAULT_TREND_LIMIT, run_twostep
+
+        rows = run_twostep(plans, events, trend_limit=trend_limit or DEFAULT_TREND_LIMIT, stats=stats)
+        if progress is not None:
+            progress(len(events))
+        return rows
+    raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")

@@ -1,0 +1,85 @@
+"""Write rejected rows out and summarise them, so that nothing is lost silently.
+
+The rejects file is meant to be fixed and fed back: each entry keeps the raw
+record next to its source, row number and reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import Counter
+from collections.abc import Iterable
+
+from trendagg.io.batch import RejectedRow
+from trendagg.io.output import open_output, suffix_of
+from trendagg.io.values import cell_text, json_text
+
+_FIXED = ("_source", "_row", "_reason")
+_LISTED_REASONS = 5
+
+
+def write_rejects(rejected: Iterable[RejectedRow], path: str | os.PathLike[str]) -> int:
+    """Write rejected rows to a file and return how many were written.
+
+    JSON Lines (one ``{"source", "row", "reason", "record"}`` object per row)
+    unless the path ends with ``.csv`` (or ``.csv.gz``): then CSV with columns
+    ``_source, _row, _reason`` followed by the union of the record keys in
+    first-appearance order, nested values as compact JSON text, absent values
+    as empty cells. A ``.gz`` path is compressed.
+    """
+    rejected = list(rejected)
+    with open_output(path) as out:
+        if suffix_of(path) == ".csv":
+            keys: dict[str, None] = {}
+            for entry in rejected:
+                keys.update(dict.fromkeys(entry.record))
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow([*_FIXED, *keys])
+            for entry in rejected:
+                writer.writerow(
+                    [
+                        entry.source,
+                        entry.row,
+                        entry.reason,
+                        *(cell_text(entry.record.get(key)) for key in keys),
+                    ]
+                )
+        else:
+            for entry in rejected:
+                line = {
+                    "source": entry.source,
+                    "row": entry.row,
+                    "reason": entry.reason,
+                    "record": entry.record,
+                }
+                out.write(json_text(line, ensure_ascii=False))
+                out.write("\n")
+    return len(rejected)
+
+
+def summarize_rejects(rejected: Iterable[RejectedRow]) -> str:
+    """Count rejected rows per reason, most frequent first.
+
+    For example ``3 rows rejected: 2 x no time in column 'time' (first:
+    events.csv row 4), 1 x ...``. At most five reasons are listed; the rest
+    are counted together. Returns ``'no rows rejected'`` when there are none.
+    """
+    rejected = list(rejected)
+    if not rejected:
+        return "no rows rejected"
+    counts = Counter(entry.reason for entry in rejected)
+    first: dict[str, RejectedRow] = {}
+    for entry in rejected:
+        first.setdefault(entry.reason, entry)
+    ranked = sorted(counts, key=lambda reason: -counts[reason])  # stable: first seen first
+    parts = [
+        f"{counts[reason]} x {reason} (first: {first[reason].source} row {first[reason].row})"
+        for reason in ranked[:_LISTED_REASONS]
+    ]
+    rest = ranked[_LISTED_REASONS:]
+    if rest:
+        others = sum(counts[reason] for reason in rest)
+        parts.append(f"{others} x {len(rest)} other reasons")
+    total = len(rejected)
+    return f"{total} row{'s' if total != 1 else ''} rejected: " + ", ".join(parts)

@@ -1,0 +1,349 @@
+"""Value conversions shared by the readers and writers.
+
+Every format ends up in the same small set of Python values -- ``int`` (exact,
+any size), finite ``float``, ``str`` and ``None`` for missing -- so that the
+engine sees one value model whatever the source (see SEMANTICS.md, "Events").
+The writers go the other way and print integers exactly at any size.
+
+CPython refuses ``int <-> str`` conversions of more than 4300 digits by default
+(``sys.set_int_max_str_digits``); trend counts grow exponentially and easily go
+past that, so :func:`exact_int` and :func:`int_text` split long numbers instead
+of relying on the global limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from fractions import Fraction
+
+# Python regular expressions (fullmatch) and their RE2 twins for pyarrow.
+INT_RE = re.compile(r"[+-]?[0-9]+")
+NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+INT_PATTERN = r"^[+-]?[0-9]+$"
+NUMBER_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+
+_SAFE_DIGITS = 4000  # below CPython's default limit of 4300 digits
+_SAFE_BITS = 13000  # 13000 bits is about 3913 decimal digits
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Seconds with a fraction, in extended (09:30:00.25) or basic (093000.25) form.
+_SECONDS_FRACTION = re.compile(r"(\d\d:?\d\d:?\d\d)[.,](\d+)")
+_NONFINITE_WORDS = frozenset(
+    {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+)
+_SHOWN_CHARS = 40
+# ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree
+# (checked value by value in the tests); anything else is parsed in Python.
+_PLAIN_ISO = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+)
+_ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
+
+
+def exact_int(text: str) -> int:
+    """Parse an integer literal of any length exactly.
+
+    ``int()`` is used when it can; literals longer than the interpreter's digit
+    limit are split in halves and recombined, which is exact.
+    """
+    try:
+        return int(text)
+    except ValueError:
+        stripped = text.strip()
+        if not INT_RE.fullmatch(stripped):
+            raise
+    sign = -1 if stripped[0] == "-" else 1
+    return sign * _int_from_digits(stripped.lstrip("+-"))
+
+
+def _int_from_digits(digits: str) -> int:
+    if len(digits) <= _SAFE_DIGITS:
+        return int(digits)
+    half = len(digits) // 2
+    scale: int = 10**half
+    return _int_from_digits(digits[:-half]) * scale + _int_from_digits(digits[-half:])
+
+
+def int_text(value: int) -> str:
+    """Return the exact decimal digits of an integer of any size."""
+    value = int(value)
+    if value.bit_length() <= _SAFE_BITS:
+        return int.__repr__(value)
+    if value < 0:
+        return "-" + _digits(-value)
+    return _digits(value)
+
+
+def _digits(value: int) -> str:
+    if value.bit_length() <= _SAFE_BITS:
+        return int.__repr__(value)
+    half = int(value.bit_length() * 0.30103) // 2
+    high, low = divmod(value, 10**half)
+    return _digits(high) + _digits(low).rjust(half, "0")
+
+
+def parse_cell(text: str | None) -> object:
+    """Convert one CSV cell: missing, exact int, finite float or stripped string.
+
+    ``nan``/``inf`` and overflowing literals (``1e999``) are not numbers: they
+    stay strings, so that a query reading them numerically rejects the row
+    instead of poisoning a sum.
+    """
+    if text is None:
+        return None
+    stripped = text.strip()
+    if not stripped:
+        return None
+    if INT_RE.fullmatch(stripped):
+        return exact_int(stripped)
+    if NUMBER_RE.fullmatch(stripped):
+        number = float(stripped)
+        if math.isfinite(number):
+            return number
+    return stripped
+
+
+def normalize_value(value: object) -> object:
+    """Bring a value from JSON, Parquet or Python records into the value model.
+
+    Booleans become ``'true'``/``'false'`` (the query language has no booleans,
+    and the strings compare equal across formats); nested objects and arrays
+    become their compact JSON text; non-finite floats become the strings
+    ``'nan'``, ``'inf'``, ``'-inf'``; decimals become ``int`` when integral,
+    else ``float``; dates and datetimes become epoch seconds (naive means UTC).
+    """
+    kind = type(value)
+    if value is None or kind is str or kind is int:
+        return value
+    if isinstance(value, float) and kind is float:
+        return value if math.isfinite(value) else repr(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if isinstance(value, Mapping | list | tuple):
+        return json_text(value, compact=True, ensure_ascii=False)
+    if isinstance(value, Decimal):
+        return decimal_value(value)
+    if isinstance(value, datetime | date):
+        return epoch_seconds(value)
+    if isinstance(value, time):
+        return value.isoformat()
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return normalize_value(float(value))
+    return str(value)
+
+
+def decimal_value(value: Decimal) -> int | float | str:
+    """An exact ``int`` for an integral decimal, else the nearest ``float``."""
+    if not value.is_finite():
+        return str(value).lower()
+    if value == value.to_integral_value():
+        return int(value)
+    number = float(value)
+    return number if math.isfinite(number) else str(value)
+
+
+def epoch_seconds(moment: datetime | date) -> int | float:
+    """Seconds since 1970-01-01 UTC; naive datetimes and dates are UTC.
+
+    Returns an ``int`` when there is no fraction of a second.
+    """
+    if not isinstance(moment, datetime):
+        moment = datetime(moment.year, moment.month, moment.day)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    whole = delta.days * 86400 + delta.seconds
+    if delta.microseconds == 0:
+        return whole
+    return float(whole + Fraction(delta.microseconds, 10**6))
+
+
+def shown(value: object) -> str:
+    """A value as quoted in messages: its text, cut to a readable length."""
+    text = value if isinstance(value, str) else cell_text(value)
+    if len(text) > _SHOWN_CHARS:
+        text = text[: _SHOWN_CHARS - 3] + "..."
+    return text
+
+
+def time_value(value: object) -> int | float:
+    """Convert a time cell to epoch seconds, or raise ``ValueError(reason)``.
+
+    Numbers are epoch seconds as they are; numeric text too. Other text must
+    be an ISO-8601 date or timestamp: naive means UTC, an offset is honoured,
+    and fractions of a second are kept exactly up to the float's precision
+    (``datetime`` alone would truncate them to microseconds).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        raise ValueError(f"time '{value}' is not a finite number")
+    if value is None:
+        raise ValueError("no time")
+    if not isinstance(value, str):
+        value = normalize_value(value)
+        if not isinstance(value, str):
+            return time_value(value)
+    text = value.strip()
+    if INT_RE.fullmatch(text):
+        return exact_int(text)
+    if NUMBER_RE.fullmatch(text):
+        number = float(text)
+        if math.isfinite(number):
+            return number
+        raise ValueError(f"time '{shown(text)}' is not a finite number")
+    if text.lower() in _NONFINITE_WORDS:
+        raise ValueError(f"time '{text}' is not a finite number")
+    return _iso_seconds(text)
+
+
+def _iso_seconds(text: str) -> int | float:
+    fraction = Fraction(0)
+    match = _SECONDS_FRACTION.search(text)
+    plain = text
+    if match:
+        digits = match.group(2)
+        fraction = Fraction(int(digits), 10 ** len(digits))
+        plain = text[: match.end(1)] + text[match.end() :]
+    try:
+        moment = datetime.fromisoformat(plain)
+    except ValueError as error:
+        detail = str(error)
+        hint = "" if detail.startswith("Invalid isoformat") else f" ({detail})"
+        raise ValueError(
+            f"time '{shown(text)}' is neither a number nor an ISO-8601 timestamp{hint}"
+        ) from None
+    seconds = epoch_seconds(moment)
+    if fraction == 0:
+        return seconds
+    return float(seconds + fraction)
+
+
+def type_text(value: object) -> str | None:
+    """The event type as a string, or None when it is missing or blank."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    value = normalize_value(value)
+    return None if value is None else str(value) or None
+
+
+def cell_text(value: object) -> str:
+    """A value as CSV/table text: ints exact, floats by repr, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int_text(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Mapping | list | tuple):
+        return json_text(value, compact=True, ensure_ascii=False)
+    return str(value)
+
+
+def json_text(value: object, *, compact: bool = False, ensure_ascii: bool = True) -> str:
+    """``json.dumps`` that never loses a number.
+
+    The layout is ``json.dumps``'s (default or compact separators). Integers
+    of any size print in full, ``Decimal`` prints as a bare number (its
+    ``str``), non-finite numbers print as the strings ``"nan"``, ``"inf"``,
+    ``"-inf"`` (JSON has no literal for them), other objects as their ``str``.
+    The C encoder is tried first; the Python one only handles what it refuses.
+    """
+    separators = (",", ":") if compact else (", ", ": ")
+    try:
+        return json.dumps(value, separators=separators, ensure_ascii=ensure_ascii, allow_nan=False)
+    except (TypeError, ValueError):
+        return _encode(value, separators, ensure_ascii)
+
+
+def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=ascii_only)
+    if isinstance(value, int):
+        return int_text(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else json.dumps(repr(value))
+    if isinstance(value, Decimal):
+        return str(value) if value.is_finite() else json.dumps(str(value).lower())
+    item_sep, key_sep = separators
+    if isinstance(value, Mapping):
+        items = (
+            _key_text(key, ascii_only) + key_sep + _encode(item, separators, ascii_only)
+            for key, item in value.items()
+        )
+        return "{" + item_sep.join(items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + item_sep.join(_encode(item, separators, ascii_only) for item in value) + "]"
+    if isinstance(value, datetime | date | time):
+        return json.dumps(value.isoformat(), ensure_ascii=ascii_only)
+    if isinstance(value, numbers.Integral):
+        return int_text(int(value))
+    if isinstance(value, numbers.Real):
+        return _encode(float(value), separators, ascii_only)
+    return json.dumps(str(value), ensure_ascii=ascii_only)
+
+
+def _key_text(key: object, ascii_only: bool) -> str:
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=ascii_only)
+    return json.dumps(cell_text(key), ensure_ascii=ascii_only)
+
+
+def iso_column(texts: list[str]) -> list[int | float] | None:
+    """Convert many ISO-8601 texts at once with pyarrow, exactly as :func:`time_value`.
+
+    Returns None unless every text has a plain shape (``YYYY-MM-DD``, then
+    optionally ``[T ]hh:mm[:ss[.ffffff]]`` and ``Z`` or ``+hh:mm``) and pyarrow
+    accepts all of them; the caller then parses value by value, which also
+    produces the reasons for the bad ones.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = pa.array(texts, pa.string())
+    if not pc.all(pc.match_substring_regex(array, _PLAIN_ISO)).as_py():
+        return None
+    if pc.any(pc.starts_with(array, "0000")).as_py():
+        return None  # year 0: pyarrow accepts it, Python's datetime does not
+    zoned = pc.match_substring_regex(array, _ZONED_ISO)
+    missing = pa.scalar(None, pa.string())
+    try:
+        with_zone = pc.if_else(zoned, array, missing).cast(pa.timestamp("us", tz="UTC"))
+        without_zone = pc.if_else(zoned, missing, array).cast(pa.timestamp("us"))
+    except pa.ArrowInvalid:
+        return None
+    micros = pc.coalesce(with_zone.cast(pa.int64()), without_zone.cast(pa.int64()))
+    return [
+        value // 1_000_000 if value % 1_000_000 == 0 else value / 1_000_000
+        for value in micros.to_pylist()
+    ]

@@ -1,0 +1,303 @@
+"""A validated query compiled to what every strategy executes.
+
+``compile_query`` turns the AST into a :class:`QueryPlan`: the GRETA template
+(with nested negative templates), per-variable binding rules (type, local
+predicates, attributes that must be present, applicable partition
+attributes), edge predicates per transition, partition and group attributes,
+the window and the aggregate registers. Strategies never look at the AST
+again; they share this one reading of SEMANTICS.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from trendagg.errors import QueryError, locate
+from trendagg.language import ast
+from trendagg.plan.predicates import (
+    EdgePredicate,
+    LocalPredicate,
+    PredFn,
+    bool_refs,
+    classify,
+    numeric_attrs,
+)
+from trendagg.plan.template import Template, Transition, build_template
+from trendagg.plan.windows import WindowSpec
+
+
+@dataclass(frozen=True)
+class VarInfo:
+    """How an event gets bound to a variable (SEMANTICS.md, Predicates and Partitions)."""
+
+    var: str
+    type: str
+    positive: bool
+    local: tuple[LocalPredicate, ...]
+    required: frozenset[str]
+    partition_positions: tuple[int, ...]
+
+    def accepts(self, attrs: Mapping[str, object]) -> bool:
+        """True when the event has every attribute read on this variable and passes its local predicates."""
+        for name in self.required:
+            if attrs.get(name) is None:
+                return False
+        return all(p(attrs) for p in self.local)
+
+
+@dataclass(frozen=True)
+class AggLayout:
+    """Registers propagated per vertex (GRETA, Theorem 9.1): the trend count first, then
+    occurrence counts per variable, sums, minima and maxima per (variable, attribute)."""
+
+    count_vars: tuple[str, ...]
+    sums: tuple[tuple[str, str], ...]
+    mins: tuple[tuple[str, str], ...]
+    maxs: tuple[tuple[str, str], ...]
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.count_vars) + len(self.sums) + len(self.mins) + len(self.maxs)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output column: a group attribute or an aggregate."""
+
+    name: str
+    group_position: int | None  # index into QueryPlan.group_attrs, or None for an aggregate
+    aggregate: ast.Aggregate | None
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """Everything a strategy needs to evaluate one query."""
+
+    name: str
+    query: ast.Query
+    template: Template
+    vars: dict[str, VarInfo]
+    type_to_var: dict[str, str]
+    edges: dict[tuple[str, str], tuple[PredFn, ...]]
+    guards: dict[str, tuple[PredFn, ...]]
+    partition_attrs: tuple[ast.PartAttr, ...]
+    group_attrs: tuple[ast.PartAttr, ...]
+    group_positions: tuple[int, ...]
+    group_names: tuple[str, ...]
+    window: WindowSpec
+    layout: AggLayout
+    outputs: tuple[Output, ...]
+    numeric: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The compiled template and rules, as ``trendagg check`` prints them."""
+        from trendagg.language import to_text
+
+        lines = [f"query {self.name}:", "  template:", self.template.describe("    ")]
+        lines.append("  variables:")
+        for v in self.vars.values():
+            sign = "+" if v.positive else "-"
+            local = "; ".join(to_text(p.condition) for p in v.local) or "none"
+            parts = ", ".join(self.partition_attrs[i].text for i in v.partition_positions) or "none"
+            lines.append(
+                f"    {sign}{v.var}: type {v.type}; local: {local}; "
+                f"partition by: {parts}; requires: {', '.join(sorted(v.required)) or 'nothing'}"
+            )
+        if self.edges or self.guards:
+            lines.append("  edge predicates:")
+            for (src, dst), fns in self.edges.items():
+                lines.append(f"    {src} -> {dst}: {len(fns)}")
+            for dst, fns in self.guards.items():
+                lines.append(f"    * -> {dst}: {len(fns)}")
+        lines.append(
+            f"  partition: [{', '.join(a.text for a in self.partition_attrs)}]"
+            f"  group: [{', '.join(a.text for a in self.group_attrs)}]"
+        )
+        lines.append(f"  window: within {self.window.within} s, slide {self.window.slide} s")
+        lines.append(f"  outputs: {', '.join(o.name for o in self.outputs)}")
+        return "\n".join(lines)
+
+
+def _fail(message: str, node: object, source: str, hint: str = "") -> QueryError:
+    span = getattr(node, "span", None)
+    if span is not None and source:
+        message = f"{message} {locate(source, span.line, span.column, span.length)}"
+    if hint:
+        message = f"{message}\n{hint}"
+    return QueryError(message)
+
+
+def _collect_vars(
+    p: ast.Pattern, negated: bool, out: dict[str, tuple[ast.EventPattern, bool]]
+) -> None:
+    if isinstance(p, ast.EventPattern):
+        out[p.var] = (p, negated)
+    elif isinstance(p, (ast.Plus, ast.Not)):
+        _collect_vars(p.inner, negated or isinstance(p, ast.Not), out)
+    else:
+        for item in p.items:
+            _collect_vars(item, negated, out)
+
+
+def _template_of(template: Template, var: str) -> Template | None:
+    for t in template.all_templates():
+        if var in t.states:
+            return t
+    return None
+
+
+def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
+    """Compile one validated query; raises QueryError for what only the template can tell
+    (an edge predicate between variables that are never adjacent)."""
+    template = build_template(query.pattern)
+    leaves: dict[str, tuple[ast.EventPattern, bool]] = {}
+    _collect_vars(query.pattern, False, leaves)
+
+    # partition attributes: equivalence lists, then GROUP-BY, without repeats
+    partition: list[ast.PartAttr] = []
+    seen: set[tuple[str | None, str]] = set()
+    for cond in query.where:
+        if isinstance(cond, ast.Equivalence):
+            for a in cond.attrs:
+                if (a.var, a.name) not in seen:
+                    seen.add((a.var, a.name))
+                    partition.append(a)
+    for a in query.group_by:
+        if (a.var, a.name) not in seen:
+            seen.add((a.var, a.name))
+            partition.append(a)
+    keys = [(a.var, a.name) for a in partition]
+    group_positions = tuple(keys.index((a.var, a.name)) for a in query.group_by)
+
+    local: dict[str, list[LocalPredicate]] = {v: [] for v in leaves}
+    required: dict[str, set[str]] = {v: set() for v in leaves}
+    numeric: dict[str, set[str]] = {}
+    edges: dict[tuple[str, str], list[PredFn]] = {}
+    guards: dict[str, list[PredFn]] = {}
+    for cond in query.where:
+        if isinstance(cond, ast.Equivalence):
+            continue
+        for ref in bool_refs(cond):
+            required[ref.var].add(ref.name)
+        for var, attr in numeric_attrs(cond):
+            numeric.setdefault(leaves[var][0].type, set()).add(attr)
+        pred = classify(cond)
+        if isinstance(pred, LocalPredicate):
+            local[pred.var].append(pred)
+            continue
+        assert isinstance(pred, EdgePredicate)
+        owner = _template_of(template, pred.dst)
+        assert owner is not None
+        if pred.src is None:
+            if not owner.predecessors(pred.dst):
+                raise _fail(
+                    f"NEXT({pred.dst}) never follows another event in this pattern, so the "
+                    f"condition constrains nothing in WHERE.",
+                    cond,
+                    source,
+                    f"Fix: make it a local condition on {pred.dst} (drop NEXT) or remove it.",
+                )
+            guards.setdefault(pred.dst, []).append(pred.fn)
+            continue
+        if not any(t.src == pred.src and t.dst == pred.dst for t in owner.transitions):
+            raise _fail(
+                f"{pred.src} and NEXT({pred.dst}) are never adjacent in the pattern, so the "
+                f"edge predicate can never apply in WHERE.",
+                cond,
+                source,
+                "Fix: compare variables that follow each other in the pattern.",
+            )
+        edges.setdefault((pred.src, pred.dst), []).append(pred.fn)
+
+    # aggregates
+    count_vars: list[str] = []
+    sums: list[tuple[str, str]] = []
+    mins: list[tuple[str, str]] = []
+    maxs: list[tuple[str, str]] = []
+    outputs: list[Output] = []
+    group_texts = [a.text for a in query.group_by]
+    group_names: dict[str, str] = {}
+    for item in query.returns:
+        expr = item.expr
+        if isinstance(expr, ast.PartAttr):
+            outputs.append(Output(item.name, group_texts.index(expr.text), None))
+            group_names.setdefault(expr.text, item.name)
+            continue
+        outputs.append(Output(item.name, None, expr))
+        if expr.var is None:
+            continue
+        if expr.attr is not None:
+            required[expr.var].add(expr.attr)
+            numeric.setdefault(leaves[expr.var][0].type, set()).add(expr.attr)
+        if expr.func == "COUNT" or expr.func == "AVG":
+            if expr.var not in count_vars:
+                count_vars.append(expr.var)
+        if expr.attr is None:
+            continue
+        key = (expr.var, expr.attr)
+        target = {"SUM": sums, "AVG": sums, "MIN": mins, "MAX": maxs}.get(expr.func)
+        if target is not None and key not in target:
+            target.append(key)
+
+    for pos, a in enumerate(partition):
+        for var in leaves:
+            if a.var is None or a.var == var:
+                required[var].add(a.name)
+    vars_info: dict[str, VarInfo] = {}
+    for var, (leaf, negated) in leaves.items():
+        positions = tuple(i for i, a in enumerate(partition) if a.var is None or a.var == var)
+        vars_info[var] = VarInfo(
+            var=var,
+            type=leaf.type,
+            positive=not negated,
+            local=tuple(local[var]),
+            required=frozenset(required[var]),
+            partition_positions=positions,
+        )
+
+    within = query.within.seconds
+    slide = query.slide.seconds if query.slide is not None else within
+    return QueryPlan(
+        name=query.name,
+        query=query,
+        template=template,
+        vars=vars_info,
+        type_to_var={info.type: info.var for info in vars_info.values()},
+        edges={k: tuple(v) for k, v in edges.items()},
+        guards={k: tuple(v) for k, v in guards.items()},
+        partition_attrs=tuple(partition),
+        group_attrs=tuple(query.group_by),
+        group_positions=group_positions,
+        group_names=tuple(group_names.get(a.text, a.text) for a in query.group_by),
+        window=WindowSpec(within, slide),
+        layout=AggLayout(tuple(count_vars), tuple(sums), tuple(mins), tuple(maxs)),
+        outputs=tuple(outputs),
+        numeric={t: frozenset(a) for t, a in numeric.items()},
+    )
+
+
+def compile_workload(workload: ast.Workload) -> list[QueryPlan]:
+    """Compile every query of a validated workload."""
+    return [compile_query(q, workload.source) for q in workload.queries]
+
+
+def numeric_requirements(plans: list[QueryPlan]) -> dict[str, set[str]]:
+    """Event type -> attributes some query reads as numbers (for rejecting input rows)."""
+    out: dict[str, set[str]] = {}
+    for plan in plans:
+        for t, attrs in plan.numeric.items():
+            out.setdefault(t, set()).update(attrs)
+    return out
+
+
+__all__ = [
+    "AggLayout",
+    "Output",
+    "QueryPlan",
+    "Transition",
+    "VarInfo",
+    "compile_query",
+    "compile_workload",
+    "numeric_requirements",
+]

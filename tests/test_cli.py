@@ -1,0 +1,142 @@
+"""The command line: run, check, generate, demo, and its error messages."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from trendagg.cli import main
+
+STREAM_11 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def worked(tmp_path: Path) -> tuple[Path, Path]:
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "-- the worked examples of SEMANTICS.md\n"
+        "n43: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ WITHIN 100 s;\n"
+        "n13: RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+ WITHIN 100 s;\n"
+        "n14: RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 100 s;\n"
+        "n12: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 100 s;\n"
+    )
+    events = tmp_path / "events.csv"
+    lines = ["type,time"] + [f"{tok[0].upper()},{tok[1:]}" for tok in STREAM_11.split()]
+    events.write_text("\n".join(lines) + "\n")
+    return queries, events
+
+
+@pytest.mark.parametrize("strategy", ["greta", "twostep"])
+def test_run_reproduces_the_worked_examples(worked: tuple[Path, Path], strategy: str) -> None:
+    queries, events = worked
+    code, out, err = cli("run", str(queries), str(events), "--strategy", strategy)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == (
+        '{"query": "n43", "window_start": 0, "window_end": 100, "group": {}, "values": {"COUNT(*)": 43}}'
+    )
+    assert {json.loads(x)["query"]: json.loads(x)["values"]["COUNT(*)"] for x in lines} == {
+        "n43": 43,
+        "n13": 13,
+        "n14": 14,
+        "n12": 12,
+    }
+    assert "read 11 events" in err and "4 queries" in err and "4 result rows" in err
+
+
+def test_run_writes_csv_and_reports_and_writes_rejects(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text("RETURN district, COUNT(*), SUM(T.d) PATTERN T+ GROUP-BY district WITHIN 1 min")
+    events = tmp_path / "ev.csv"
+    events.write_text(
+        "type,time,district,d\nT,1,3,10\nT,2,3,20\nT,,3,5\nT,yesterday,3,5\nT,4,3,n/a\nT,5,4,1\n"
+    )
+    out_path = tmp_path / "out.csv"
+    rejects = tmp_path / "rejects.jsonl"
+    code, out, err = cli("run", str(queries), str(events), "-o", str(out_path), "--rejects", str(rejects))
+    assert code == 0, err
+    assert out == ""
+    assert out_path.read_text().splitlines() == [
+        "query,window_start,window_end,district,COUNT(*),SUM(T.d)",
+        "q1,0,60,3,3,60",
+        "q1,0,60,4,1,1",
+    ]
+    rejected = [json.loads(x) for x in rejects.read_text().splitlines()]
+    assert [r["row"] for r in rejected] == [3, 4, 5]
+    assert "3 rejected" in err and str(rejects) in err
+
+
+def test_check_prints_the_compiled_template(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text("RETURN COUNT(*) PATTERN SEQ(Request R, NOT Cancel C, Travel T+) WHERE [driver] WITHIN 10 min")
+    code, out, err = cli("check", str(queries))
+    assert code == 0, err
+    assert "R -> T (SEQ)  [NOT #0]" in out
+    assert "T -> T (+)" in out
+    assert "NOT #0 (between; previous=R, following=T)" in out
+    assert "1 valid query" in err
+
+
+def test_a_query_error_says_where_and_exits_2(tmp_path: Path) -> None:
+    queries = tmp_path / "bad.tq"
+    queries.write_text("RETURN COUNT(*)\nPATTERN SEQ(A, B+)\nWHERE X.speed < 10\nWITHIN 1 min\n")
+    code, out, err = cli("check", str(queries))
+    assert code == 2 and out == ""
+    assert "unknown variable 'X'" in err
+    assert "Line 3, Col 7." in err
+    assert "WHERE X.speed < 10\n" in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_time_column_names_the_option(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text("RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
+    events = tmp_path / "ev.csv"
+    events.write_text("type,ts\nA,1\n")
+    code, _, err = cli("run", str(queries), str(events))
+    assert code == 2
+    assert "'time'" in err and "--time-col" in err
+    code, out, err = cli("run", str(queries), str(events), "--time-col", "ts")
+    assert code == 0 and '"COUNT(*)": 1' in out
+
+
+def test_parquet_needs_an_output_path(worked: tuple[Path, Path]) -> None:
+    queries, events = worked
+    code, _, err = cli("run", str(queries), str(events), "--format", "parquet")
+    assert code == 2 and "--output" in err
+
+
+def test_missing_query_file(tmp_path: Path) -> None:
+    code, _, err = cli("check", str(tmp_path / "nope.tq"))
+    assert code == 2 and "not found" in err
+
+
+def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
+    from importlib.resources import files
+
+    events = tmp_path / "rides.csv"
+    code, _, err = cli("generate", "rideshare", "-n", "3000", "-o", str(events))
+    assert code == 0, err
+    assert events.read_text().splitlines()[0] == "type,time,driver,rider,district,duration,speed,price,stars"
+    workload = str(files("trendagg") / "examples" / "rideshare.tq")
+    code, out, err = cli("run", workload, str(events), "--quiet")
+    assert code == 0, err
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert {r["query"] for r in rows} == {"trips", "slowing", "no_cancel"}
+    assert err == ""
+
+
+def test_demo_prints_a_table_and_a_summary() -> None:
+    code, out, err = cli("demo", "--events", "2000")
+    assert code == 0, err
+    assert "trips" in out and "slowing" in out and "no_cancel" in out
+    assert "read 2,000 events" in out

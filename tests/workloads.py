@@ -1,0 +1,219 @@
+"""Hypothesis strategies for random queries (as ASTs) and event streams.
+
+Patterns nest SEQ, + and NOT (middle NOTs anywhere, leading/trailing NOTs in
+the outermost SEQ), with local predicates, NEXT predicates on real transitions
+(including inside negative sub-patterns), unqualified and qualified
+equivalence and GROUP-BY attributes (so some events are partition wildcards),
+every aggregate, and sliding windows over streams with ties in time.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from trendagg.language import ast
+from trendagg.plan.template import build_template
+
+TYPES = ["A", "B", "C", "D", "E", "F", "G"]
+
+
+def _leaf(draw: st.DrawFn, pool: list[str]) -> ast.EventPattern:
+    t = pool.pop(draw(st.integers(0, len(pool) - 1)))
+    var = t if draw(st.booleans()) else t.lower() + "v"
+    return ast.EventPattern(t, var)
+
+
+def _negative(draw: st.DrawFn, pool: list[str], depth: int) -> ast.Pattern:
+    choice = draw(st.integers(0, 3 if depth > 0 and len(pool) >= 3 else 0))
+    if choice == 0 or len(pool) < 2:
+        return _leaf(draw, pool)
+    if choice == 1:
+        return ast.Plus(_leaf(draw, pool))
+    if choice == 2:
+        return ast.Seq((_leaf(draw, pool), _leaf(draw, pool)))
+    first = _leaf(draw, pool)
+    inner = _leaf(draw, pool)
+    last = _leaf(draw, pool) if pool else None
+    if last is None:
+        return ast.Seq((first, ast.Plus(inner)))
+    return ast.Seq((first, ast.Not(inner), last))
+
+
+def _positive(draw: st.DrawFn, pool: list[str], depth: int) -> ast.Pattern:
+    kind = draw(st.integers(0, 3)) if depth > 0 and len(pool) >= 2 else draw(st.integers(0, 1))
+    if kind == 0 or not pool:
+        return _leaf(draw, pool)
+    if kind == 1:
+        inner = _positive(draw, pool, depth - 1) if len(pool) >= 2 and draw(st.booleans()) else _leaf(draw, pool)
+        return ast.Plus(inner)
+    n = draw(st.integers(2, 3))
+    items: list[ast.Pattern] = []
+    for i in range(n):
+        if not pool:
+            break
+        if i > 0 and len(pool) >= 2 and draw(st.integers(0, 3)) == 0:
+            items.append(ast.Not(_negative(draw, pool, depth - 1)))
+        if not pool:
+            items.pop() if isinstance(items[-1], ast.Not) else None
+            break
+        items.append(_positive(draw, pool, depth - 1))
+    if isinstance(items[-1], ast.Not):
+        items.pop()
+    if len([i for i in items if not isinstance(i, ast.Not)]) < 2 and len(items) == 1:
+        item = items[0]
+        return ast.Plus(item) if kind == 3 and not isinstance(item, ast.Plus) else item
+    seq = ast.Seq(tuple(items))
+    return ast.Plus(seq) if kind == 3 else seq
+
+
+def _small(draw: st.DrawFn, pool: list[str]) -> ast.Pattern:
+    leaf = _leaf(draw, pool)
+    return ast.Plus(leaf) if draw(st.booleans()) else leaf
+
+
+def _negation_focused(draw: st.DrawFn, pool: list[str]) -> ast.Pattern:
+    """Short patterns around one NOT (middle, leading or trailing), so negation decides results."""
+    first = _small(draw, pool)
+    negative = _negative(draw, pool, draw(st.integers(0, 1)))
+    last = _small(draw, pool) if draw(st.integers(0, 3)) > 0 else None
+    where = draw(st.integers(0, 2)) if last is not None else draw(st.integers(1, 2))
+    if where == 0:
+        assert last is not None
+        seq = ast.Seq((first, ast.Not(negative), last))
+        return ast.Plus(seq) if draw(st.integers(0, 2)) == 0 else seq
+    positives = (first,) if last is None else (first, last)
+    if where == 1:
+        return ast.Seq((ast.Not(negative),) + positives)
+    return ast.Seq(positives + (ast.Not(negative),))
+
+
+def _vars(p: ast.Pattern, negated: bool, out: dict[str, tuple[ast.EventPattern, bool]]) -> None:
+    if isinstance(p, ast.EventPattern):
+        out[p.var] = (p, negated)
+    elif isinstance(p, (ast.Plus, ast.Not)):
+        _vars(p.inner, negated or isinstance(p, ast.Not), out)
+    else:
+        for i in p.items:
+            _vars(i, negated, out)
+
+
+@st.composite
+def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
+    pool = list(TYPES)
+    if draw(st.integers(0, 2)) == 0:
+        body = _negation_focused(draw, pool)
+    else:
+        body = _positive(draw, pool, max_depth)
+    edged = isinstance(body, ast.Seq) and (
+        isinstance(body.items[0], ast.Not) or isinstance(body.items[-1], ast.Not)
+    )
+    if pool and not edged and draw(st.integers(0, 3)) == 0:
+        items = list(body.items) if isinstance(body, ast.Seq) else [body]
+        if draw(st.booleans()):
+            items.insert(0, ast.Not(_leaf(draw, pool)))
+        else:
+            items.append(ast.Not(_negative(draw, pool, 1)))
+        body = ast.Seq(tuple(items))
+    leaves: dict[str, tuple[ast.EventPattern, bool]] = {}
+    _vars(body, False, leaves)
+    positives = [v for v, (_, neg) in leaves.items() if not neg]
+    template = build_template(body)
+    where: list[ast.Condition] = []
+    # local predicates
+    for var in leaves:
+        if draw(st.integers(0, 4)) == 0:
+            op = draw(st.sampled_from(["<", ">=", "!=", "="]))
+            where.append(ast.Comparison(op, ast.Attr(var, "x"), ast.Number(draw(st.integers(0, 4)))))
+        if draw(st.integers(0, 8)) == 0:
+            where.append(
+                ast.Or(
+                    (
+                        ast.Comparison("=", ast.BinOp("%", ast.Attr(var, "x"), ast.Number(2)), ast.Number(0)),
+                        ast.Comparison(">", ast.Attr(var, "x"), ast.Number(3)),
+                    )
+                )
+            )
+    # edge predicates on real transitions of any (sub-)template
+    for tpl in template.all_templates():
+        for tr in tpl.transitions:
+            if draw(st.integers(0, 3)) == 0:
+                op = draw(st.sampled_from(["<", "<=", ">", "!="]))
+                left: ast.Expr = ast.Attr(tr.src, "x")
+                if draw(st.integers(0, 3)) == 0:
+                    left = ast.BinOp("+", left, ast.Number(1))
+                where.append(ast.Comparison(op, left, ast.Attr(tr.dst, "x", next=True)))
+        for var in tpl.states:
+            if tpl.predecessors(var) and draw(st.integers(0, 9)) == 0:
+                where.append(ast.Comparison(">", ast.Attr(var, "x", next=True), ast.Number(0)))
+    # partitions and groups
+    group_by: list[ast.PartAttr] = []
+    part_choice = draw(st.integers(0, 4))
+    if part_choice == 1:
+        where.append(ast.Equivalence((ast.PartAttr("g"),)))
+    elif part_choice == 2:
+        where.append(ast.Equivalence((ast.PartAttr("g", draw(st.sampled_from(positives))),)))
+    elif part_choice == 3:
+        group_by.append(ast.PartAttr("g"))
+    elif part_choice == 4:
+        group_by.append(ast.PartAttr("h", draw(st.sampled_from(positives))))
+        if draw(st.booleans()):
+            where.append(ast.Equivalence((ast.PartAttr("g"),)))
+    returns: list[ast.ReturnItem] = [ast.ReturnItem(a) for a in group_by]
+    returns.append(ast.ReturnItem(ast.Aggregate("COUNT")))
+    for _ in range(draw(st.integers(0, 3))):
+        var = draw(st.sampled_from(positives))
+        func = draw(st.sampled_from(["COUNT", "SUM", "MIN", "MAX", "AVG"]))
+        agg = ast.Aggregate(func, var, None if func == "COUNT" else "x")
+        if all(r.expr != agg for r in returns):
+            returns.append(ast.ReturnItem(agg))
+    within = draw(st.integers(2, 12))
+    slide = draw(st.one_of(st.none(), st.integers(1, within + 2)))
+    return ast.Query(
+        name,
+        tuple(returns),
+        body,
+        tuple(where),
+        tuple(group_by),
+        ast.Duration(within, "s"),
+        ast.Duration(slide, "s") if slide is not None else None,
+    )
+
+
+def pattern_types(p: ast.Pattern) -> list[str]:
+    """Event types of a pattern, in order of appearance."""
+    found: dict[str, tuple[ast.EventPattern, bool]] = {}
+    _vars(p, False, found)
+    return [leaf.type for leaf, _ in found.values()]
+
+
+@st.composite
+def streams(
+    draw: st.DrawFn, max_events: int = 12, max_time: int = 14, types: list[str] | None = None
+) -> list[dict[str, object]]:
+    """Events over ``types`` (mostly) and some noise, with ties in time and missing attributes."""
+    n = draw(st.integers(min(3, max_events), max_events))
+    pool = (types or TYPES) + ["Z"]
+    events = []
+    for _ in range(n):
+        e: dict[str, object] = {
+            "type": draw(st.sampled_from(pool)),
+            "time": draw(st.integers(0, max_time)),
+        }
+        if draw(st.integers(0, 9)) > 0:
+            e["x"] = draw(st.integers(0, 5))
+        if draw(st.integers(0, 9)) > 0:
+            e["g"] = draw(st.integers(0, 1))
+        if draw(st.integers(0, 9)) > 0:
+            e["h"] = draw(st.sampled_from(["p", "q"]))
+        events.append(e)
+    return events
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn, n_queries: int = 1, max_events: int = 12, max_time: int = 14, max_depth: int = 2
+) -> tuple[list[ast.Query], list[dict[str, object]]]:
+    """A workload of random queries and a stream over their event types."""
+    qs = [draw(queries(name=f"q{i + 1}", max_depth=max_depth)) for i in range(n_queries)]
+    types = sorted({t for q in qs for t in pattern_types(q.pattern)})
+    return qs, draw(streams(max_events=max_events, max_time=max_time, types=types))
