@@ -11,14 +11,18 @@ from trendagg.language import ast, parse
 from trendagg.plan.compile import compile_query, compile_workload
 
 
-def run_text(text: str, records: Iterable[Mapping[str, object]], strategy: str = "greta") -> list[Any]:
+def run_text(
+    text: str, records: Iterable[Mapping[str, object]], strategy: str = "greta"
+) -> list[Any]:
     plans = compile_workload(parse(text))
     read = EventBatch.from_records(list(records))
     assert not read.rejected, read.rejected
     return run_strategy(plans, read.events, strategy)
 
 
-def run_queries(queries: list[ast.Query], records: Iterable[Mapping[str, object]], strategy: str, **kw: Any) -> list[Any]:
+def run_queries(
+    queries: list[ast.Query], records: Iterable[Mapping[str, object]], strategy: str, **kw: Any
+) -> list[Any]:
     plans = [compile_query(q) for q in queries]
     read = EventBatch.from_records(list(records))
     return run_strategy(plans, read.events, strategy, **kw)

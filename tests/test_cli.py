@@ -55,14 +55,18 @@ def test_run_reproduces_the_worked_examples(worked: tuple[Path, Path], strategy:
 
 def test_run_writes_csv_and_reports_and_writes_rejects(tmp_path: Path) -> None:
     queries = tmp_path / "q.tq"
-    queries.write_text("RETURN district, COUNT(*), SUM(T.d) PATTERN T+ GROUP-BY district WITHIN 1 min")
+    queries.write_text(
+        "RETURN district, COUNT(*), SUM(T.d) PATTERN T+ GROUP-BY district WITHIN 1 min"
+    )
     events = tmp_path / "ev.csv"
     events.write_text(
         "type,time,district,d\nT,1,3,10\nT,2,3,20\nT,,3,5\nT,yesterday,3,5\nT,4,3,n/a\nT,5,4,1\n"
     )
     out_path = tmp_path / "out.csv"
     rejects = tmp_path / "rejects.jsonl"
-    code, out, err = cli("run", str(queries), str(events), "-o", str(out_path), "--rejects", str(rejects))
+    code, out, err = cli(
+        "run", str(queries), str(events), "-o", str(out_path), "--rejects", str(rejects)
+    )
     assert code == 0, err
     assert out == ""
     assert out_path.read_text().splitlines() == [
@@ -77,7 +81,9 @@ def test_run_writes_csv_and_reports_and_writes_rejects(tmp_path: Path) -> None:
 
 def test_check_prints_the_compiled_template(tmp_path: Path) -> None:
     queries = tmp_path / "q.tq"
-    queries.write_text("RETURN COUNT(*) PATTERN SEQ(Request R, NOT Cancel C, Travel T+) WHERE [driver] WITHIN 10 min")
+    queries.write_text(
+        "RETURN COUNT(*) PATTERN SEQ(Request R, NOT Cancel C, Travel T+) WHERE [driver] WITHIN 10 min"
+    )
     code, out, err = cli("check", str(queries))
     assert code == 0, err
     assert "R -> T (SEQ)  [NOT #0]" in out
@@ -126,7 +132,10 @@ def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
     events = tmp_path / "rides.csv"
     code, _, err = cli("generate", "rideshare", "-n", "3000", "-o", str(events))
     assert code == 0, err
-    assert events.read_text().splitlines()[0] == "type,time,driver,rider,district,duration,speed,price,stars"
+    assert (
+        events.read_text().splitlines()[0]
+        == "type,time,driver,rider,district,duration,speed,price,stars"
+    )
     workload = str(files("trendagg") / "examples" / "rideshare.tq")
     code, out, err = cli("run", workload, str(events), "--quiet")
     assert code == 0, err

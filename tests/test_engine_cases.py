@@ -17,45 +17,66 @@ def counts(rows: list) -> list[object]:
 
 
 @pytest.mark.parametrize("strategy", BOTH)
-def test_between_not_starting_at_the_same_time_as_the_previous_event_does_not_invalidate(strategy: str) -> None:
+def test_between_not_starting_at_the_same_time_as_the_previous_event_does_not_invalidate(
+    strategy: str,
+) -> None:
     # N starts at 1, not strictly after a1: (a1, b3) is valid; (a0, b3) is not.
     events = stream("a0 a1 n1 b3", a0={"x": 0}, a1={"x": 0}, b3={"x": 5})
     for where in ("", "WHERE A.x < NEXT(B).x "):
-        rows = run_text(f"RETURN COUNT(*) PATTERN SEQ(A, NOT N, B) {where}WITHIN 10 s", events, strategy)
+        rows = run_text(
+            f"RETURN COUNT(*) PATTERN SEQ(A, NOT N, B) {where}WITHIN 10 s", events, strategy
+        )
         assert counts(rows) == [1], where
 
 
 @pytest.mark.parametrize("strategy", BOTH)
-def test_between_not_ending_at_the_same_time_as_the_next_event_does_not_invalidate(strategy: str) -> None:
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(A, NOT N, B) WITHIN 10 s", stream("a0 n3 b3 b4"), strategy)
+def test_between_not_ending_at_the_same_time_as_the_next_event_does_not_invalidate(
+    strategy: str,
+) -> None:
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(A, NOT N, B) WITHIN 10 s", stream("a0 n3 b3 b4"), strategy
+    )
     assert counts(rows) == [1]  # (a0, b3) valid; (a0, b4) invalid
 
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_leading_not_blocks_only_later_starts(strategy: str) -> None:
     # e2 ends at 2: a2 may still start a trend, a3 may not, but a3 may extend one.
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 10 s", stream("a1 e2 a2 a3"), strategy)
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 10 s", stream("a1 e2 a2 a3"), strategy
+    )
     assert counts(rows) == [4 + 2]
 
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_trailing_not_at_the_same_time_as_the_end_does_not_invalidate(strategy: str) -> None:
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 10 s", stream("a1 a2 e2"), strategy)
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 10 s", stream("a1 a2 e2"), strategy
+    )
     assert counts(rows) == [2]
 
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_trailing_not_depends_on_the_window(strategy: str) -> None:
     # e5 invalidates a1 only in windows that contain e5.
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(A, NOT E) WITHIN 4 s SLIDE 2 s", stream("a1 e5"), strategy)
-    assert [(r.window_start, r.window_end, r.values["COUNT(*)"]) for r in rows] == [(-2, 2, 1), (0, 4, 1)]
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(A, NOT E) WITHIN 4 s SLIDE 2 s", stream("a1 e5"), strategy
+    )
+    assert [(r.window_start, r.window_end, r.values["COUNT(*)"]) for r in rows] == [
+        (-2, 2, 1),
+        (0, 4, 1),
+    ]
 
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_sliding_windows_count_each_window(strategy: str) -> None:
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 4 s SLIDE 2 s", stream("a1 b3 b4 b5"), strategy)
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 4 s SLIDE 2 s", stream("a1 b3 b4 b5"), strategy
+    )
     assert [(r.window_start, r.values["COUNT(*)"]) for r in rows] == [(0, 1)]
-    rows = run_text("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 6 s SLIDE 2 s", stream("a1 b3 b4 b5"), strategy)
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 6 s SLIDE 2 s", stream("a1 b3 b4 b5"), strategy
+    )
     assert [(r.window_start, r.values["COUNT(*)"]) for r in rows] == [(-2, 1), (0, 7)]
 
 
@@ -128,15 +149,21 @@ def test_float_sums_are_exact_then_rounded_once(strategy: str) -> None:
     rows = run_text("RETURN COUNT(*), SUM(A.v), AVG(A.v) PATTERN A+ WITHIN 10 s", events, strategy)
     # each event occurs in 4 of the 7 trends; the sum of their exact binary values is rounded once
     exact = 4 * sum(Fraction(v) for v in values.values())
-    assert values_of(rows) == [{"COUNT(*)": 7, "SUM(A.v)": float(exact), "AVG(A.v)": float(exact / 12)}]
+    assert values_of(rows) == [
+        {"COUNT(*)": 7, "SUM(A.v)": float(exact), "AVG(A.v)": float(exact / 12)}
+    ]
     naive = sum(v for v in values.values() for _ in range(4))
     assert float(exact) != naive  # the case tells exact summation from float accumulation
 
 
 def test_counts_are_exact_beyond_any_fixed_width() -> None:
     events = [{"type": "A", "time": 0}] + [{"type": "B", "time": i, "v": 1} for i in range(1, 301)]
-    rows = run_text("RETURN COUNT(*), SUM(B.v), COUNT(B) PATTERN SEQ(A, B+) WITHIN 1000 s", events, "greta")
-    assert values_of(rows) == [{"COUNT(*)": 2**300 - 1, "SUM(B.v)": 300 * 2**299, "COUNT(B)": 300 * 2**299}]
+    rows = run_text(
+        "RETURN COUNT(*), SUM(B.v), COUNT(B) PATTERN SEQ(A, B+) WITHIN 1000 s", events, "greta"
+    )
+    assert values_of(rows) == [
+        {"COUNT(*)": 2**300 - 1, "SUM(B.v)": 300 * 2**299, "COUNT(B)": 300 * 2**299}
+    ]
 
 
 def test_twostep_stops_at_its_trend_limit_with_a_clear_error() -> None:
@@ -157,7 +184,9 @@ def test_windows_do_not_leak_state(strategy: str) -> None:
 
 
 @pytest.mark.parametrize("strategy", BOTH)
-def test_edge_predicate_without_a_plain_variable_constrains_every_pair_into_it(strategy: str) -> None:
+def test_edge_predicate_without_a_plain_variable_constrains_every_pair_into_it(
+    strategy: str,
+) -> None:
     events = stream("a1 a2 a3", a1={"v": 0}, a2={"v": 5}, a3={"v": 0})
     # NEXT(A).v > 1: a pair (x, y) needs y.v > 1; a lone a1 or a3 is still a trend.
     rows = run_text("RETURN COUNT(*) PATTERN A+ WHERE NEXT(A).v > 1 WITHIN 10 s", events, strategy)
@@ -166,5 +195,10 @@ def test_edge_predicate_without_a_plain_variable_constrains_every_pair_into_it(s
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_seq_after_slide_larger_than_within_leaves_gaps(strategy: str) -> None:
-    rows = run_text("RETURN COUNT(*) PATTERN A+ WITHIN 2 s SLIDE 5 s", stream("a1 a3 a5 a6"), strategy)
-    assert [(r.window_start, r.window_end, r.values["COUNT(*)"]) for r in rows] == [(0, 2, 1), (5, 7, 3)]
+    rows = run_text(
+        "RETURN COUNT(*) PATTERN A+ WITHIN 2 s SLIDE 5 s", stream("a1 a3 a5 a6"), strategy
+    )
+    assert [(r.window_start, r.window_end, r.values["COUNT(*)"]) for r in rows] == [
+        (0, 2, 1),
+        (5, 7, 3),
+    ]

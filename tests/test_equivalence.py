@@ -17,14 +17,18 @@ from workloads import cases
 
 
 @given(cases(n_queries=1))
-def test_greta_equals_twostep_single_query(case: tuple[list[ast.Query], list[dict[str, object]]]) -> None:
+def test_greta_equals_twostep_single_query(
+    case: tuple[list[ast.Query], list[dict[str, object]]],
+) -> None:
     queries, events = case
     expected = run_queries(queries, events, "twostep", trend_limit=500_000)
     assert canon(run_queries(queries, events, "greta")) == canon(expected)
 
 
 @given(cases(n_queries=3, max_events=14, max_depth=1))
-def test_greta_equals_twostep_workload(case: tuple[list[ast.Query], list[dict[str, object]]]) -> None:
+def test_greta_equals_twostep_workload(
+    case: tuple[list[ast.Query], list[dict[str, object]]],
+) -> None:
     queries, events = case
     workload = parse(to_text(ast.Workload(tuple(queries))))
     assert list(workload.queries) == queries

@@ -49,7 +49,9 @@ def test_eleven_event_stream(strategy: str, pattern: str, count: int) -> None:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize(("pattern", "count"), [("SEQ(A, B+)", 30), ("SEQ(C, B+)", 15)])
 def test_seq_with_kleene_a1_a2_c3_b4_to_b7(strategy: str, pattern: str, count: int) -> None:
-    rows = run_text(f"RETURN COUNT(*) PATTERN {pattern} WITHIN 100 s", stream("a1 a2 c3 b4 b5 b6 b7"), strategy)
+    rows = run_text(
+        f"RETURN COUNT(*) PATTERN {pattern} WITHIN 100 s", stream("a1 a2 c3 b4 b5 b6 b7"), strategy
+    )
     assert values_of(rows) == [{"COUNT(*)": count}]
 
 
@@ -63,4 +65,9 @@ def test_worked_examples_through_one_workload(strategy: str) -> None:
     n12: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 100 s;
     """
     rows = run_text(text, stream(STREAM_11), strategy)
-    assert {r.query: r.values["COUNT(*)"] for r in rows} == {"n43": 43, "n13": 13, "n14": 14, "n12": 12}
+    assert {r.query: r.values["COUNT(*)"] for r in rows} == {
+        "n43": 43,
+        "n13": 13,
+        "n14": 14,
+        "n12": 12,
+    }

@@ -44,7 +44,11 @@ def _positive(draw: st.DrawFn, pool: list[str], depth: int) -> ast.Pattern:
     if kind == 0 or not pool:
         return _leaf(draw, pool)
     if kind == 1:
-        inner = _positive(draw, pool, depth - 1) if len(pool) >= 2 and draw(st.booleans()) else _leaf(draw, pool)
+        inner = (
+            _positive(draw, pool, depth - 1)
+            if len(pool) >= 2 and draw(st.booleans())
+            else _leaf(draw, pool)
+        )
         return ast.Plus(inner)
     n = draw(st.integers(2, 3))
     items: list[ast.Pattern] = []
@@ -123,12 +127,16 @@ def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
     for var in leaves:
         if draw(st.integers(0, 4)) == 0:
             op = draw(st.sampled_from(["<", ">=", "!=", "="]))
-            where.append(ast.Comparison(op, ast.Attr(var, "x"), ast.Number(draw(st.integers(0, 4)))))
+            where.append(
+                ast.Comparison(op, ast.Attr(var, "x"), ast.Number(draw(st.integers(0, 4))))
+            )
         if draw(st.integers(0, 8)) == 0:
             where.append(
                 ast.Or(
                     (
-                        ast.Comparison("=", ast.BinOp("%", ast.Attr(var, "x"), ast.Number(2)), ast.Number(0)),
+                        ast.Comparison(
+                            "=", ast.BinOp("%", ast.Attr(var, "x"), ast.Number(2)), ast.Number(0)
+                        ),
                         ast.Comparison(">", ast.Attr(var, "x"), ast.Number(3)),
                     )
                 )
@@ -211,7 +219,11 @@ def streams(
 
 @st.composite
 def cases(
-    draw: st.DrawFn, n_queries: int = 1, max_events: int = 12, max_time: int = 14, max_depth: int = 2
+    draw: st.DrawFn,
+    n_queries: int = 1,
+    max_events: int = 12,
+    max_time: int = 14,
+    max_depth: int = 2,
 ) -> tuple[list[ast.Query], list[dict[str, object]]]:
     """A workload of random queries and a stream over their event types."""
     qs = [draw(queries(name=f"q{i + 1}", max_depth=max_depth)) for i in range(n_queries)]

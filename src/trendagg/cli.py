@@ -26,7 +26,9 @@ def _read_text(path: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"query file '{path}' not found; pass the path of a file of queries") from None
+        raise InputError(
+            f"query file '{path}' not found; pass the path of a file of queries"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read query file '{path}': {exc}") from None
 
@@ -53,17 +55,30 @@ def _format_for(path: str | None, fmt: str | None) -> str:
     return "jsonl"
 
 
-def _progress(total: int, enabled: bool) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
+def _progress(
+    total: int, enabled: bool
+) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
     if not enabled or total < PROGRESS_MIN_EVENTS:
         return nullcontext(), None
     from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="ev", unit_scale=True, file=sys.stderr, leave=False, desc="trendagg")
+    bar = tqdm(
+        total=total, unit="ev", unit_scale=True, file=sys.stderr, leave=False, desc="trendagg"
+    )
     return bar, bar.update
 
 
 def _summary(
-    *, events: int, rejected: int, queries: int, partitions: int, rows: int, seconds: float, strategy: str, source: str, rejects: str | None
+    *,
+    events: int,
+    rejected: int,
+    queries: int,
+    partitions: int,
+    rows: int,
+    seconds: float,
+    strategy: str,
+    source: str,
+    rejects: str | None,
 ) -> str:
     rate = events / seconds if seconds > 0 else float("inf")
     rej = f"{rejected:,} rejected" + (f" (written to {rejects})" if rejects and rejected else "")
@@ -99,7 +114,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     bar, tick = _progress(len(read.events), not args.quiet)
     with bar:
         rows = run_strategy(
-            plans, read.events, args.strategy, trend_limit=args.trend_limit, progress=tick, stats=stats
+            plans,
+            read.events,
+            args.strategy,
+            trend_limit=args.trend_limit,
+            progress=tick,
+            stats=stats,
         )
     fmt = _format_for(args.output, args.format)
     if fmt == "parquet" and args.output is None:
@@ -132,7 +152,10 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(to_text(plan.query), file=out)
         print(plan.describe(), file=out)
         print(file=out)
-    print(f"trendagg: {args.queries}: {len(workload)} valid quer{'y' if len(workload) == 1 else 'ies'}.", file=err)
+    print(
+        f"trendagg: {args.queries}: {len(workload)} valid quer{'y' if len(workload) == 1 else 'ies'}.",
+        file=err,
+    )
     return 0
 
 
@@ -168,7 +191,9 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(f"trendagg demo: {len(plans)} queries from {resource}", file=out)
     print(text, file=out)
     started = time.perf_counter()
-    read = EventBatch.from_records(rideshare(args.events, seed=args.seed), source="rideshare generator")
+    read = EventBatch.from_records(
+        rideshare(args.events, seed=args.seed), source="rideshare generator"
+    )
     stats: dict[str, int] = {}
     rows = run_strategy(plans, read.events, args.strategy, stats=stats)
     seconds = time.perf_counter() - started
@@ -209,16 +234,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a workload of queries over an event file")
     run.add_argument("queries", help="file of queries (see SEMANTICS.md for the language)")
-    run.add_argument("events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those")
-    run.add_argument("--engine", choices=("local",), default="local", help="where to run (default: local)")
-    run.add_argument("--strategy", choices=("greta", "twostep"), default="greta", help="default: greta")
-    run.add_argument("--format", choices=FORMATS, default=None, help="result format (default: from --output, else jsonl)")
+    run.add_argument(
+        "events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those"
+    )
+    run.add_argument(
+        "--engine", choices=("local",), default="local", help="where to run (default: local)"
+    )
+    run.add_argument(
+        "--strategy", choices=("greta", "twostep"), default="greta", help="default: greta"
+    )
+    run.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="result format (default: from --output, else jsonl)",
+    )
     run.add_argument("--output", "-o", default=None, help="result file (default: standard output)")
-    run.add_argument("--type-col", default="type", help="column holding the event type (default: type)")
-    run.add_argument("--time-col", default="time", help="column holding the event time (default: time)")
-    run.add_argument("--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)")
-    run.add_argument("--trend-limit", type=_positive_int, default=None, help="twostep: stop after this many trends")
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary on stderr")
+    run.add_argument(
+        "--type-col", default="type", help="column holding the event type (default: type)"
+    )
+    run.add_argument(
+        "--time-col", default="time", help="column holding the event time (default: time)"
+    )
+    run.add_argument(
+        "--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)"
+    )
+    run.add_argument(
+        "--trend-limit",
+        type=_positive_int,
+        default=None,
+        help="twostep: stop after this many trends",
+    )
+    run.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar and no summary on stderr"
+    )
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="validate queries and print their compiled templates")
@@ -233,7 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--districts", type=_positive_int, default=8)
     gen.add_argument("--events-per-minute", type=_positive_int, default=600)
     gen.add_argument("--max-legs", type=_positive_int, default=8)
-    gen.add_argument("--output", "-o", default=None, help=".jsonl (default, also stdout), .csv or .parquet")
+    gen.add_argument(
+        "--output", "-o", default=None, help=".jsonl (default, also stdout), .csv or .parquet"
+    )
     gen.set_defaults(func=cmd_generate)
 
     demo = sub.add_parser("demo", help="run the bundled rideshare workload on a generated stream")
@@ -245,7 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     args = build_parser().parse_args(argv)

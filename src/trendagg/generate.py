@@ -36,7 +36,9 @@ BACKGROUND_TYPES = (
 EVENT_TYPES = TRIP_TYPES + BACKGROUND_TYPES
 
 
-def _trip(rng: random.Random, driver: int, rider: int, district: int, max_legs: int) -> Iterator[dict[str, object]]:
+def _trip(
+    rng: random.Random, driver: int, rider: int, district: int, max_legs: int
+) -> Iterator[dict[str, object]]:
     base = {"driver": driver, "rider": rider, "district": district}
     yield {"type": "Request", **base}
     if rng.random() < 0.1:
@@ -82,7 +84,12 @@ def rideshare(
         time = start + (i * 60) // events_per_minute
         driver = rng.randrange(drivers)
         if rng.random() < background:
-            yield {"type": rng.choice(BACKGROUND_TYPES), "time": time, "driver": driver, "district": rng.randrange(districts)}
+            yield {
+                "type": rng.choice(BACKGROUND_TYPES),
+                "time": time,
+                "driver": driver,
+                "district": rng.randrange(districts),
+            }
             continue
         while True:
             it = trips.get(driver)
@@ -96,7 +103,17 @@ def rideshare(
             del trips[driver]
 
 
-RIDESHARE_COLUMNS = ("type", "time", "driver", "rider", "district", "duration", "speed", "price", "stars")
+RIDESHARE_COLUMNS = (
+    "type",
+    "time",
+    "driver",
+    "rider",
+    "district",
+    "duration",
+    "speed",
+    "price",
+    "stars",
+)
 
 
 def write_stream(
@@ -118,7 +135,9 @@ def write_stream(
         pq.write_table(table, path)
         return len(rows)
     n = 0
-    with (open(path, "w", encoding="utf-8", newline="") if path else nullcontext(stream or sys.stdout)) as out:
+    with (
+        open(path, "w", encoding="utf-8", newline="") if path else nullcontext(stream or sys.stdout)
+    ) as out:
         if suffix == ".csv":
             writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="raise")
             writer.writeheader()

@@ -35,7 +35,9 @@ def run_strategy(
     if strategy == "twostep":
         from trendagg.engine.twostep import DEFAULT_TREND_LIMIT, run_twostep
 
-        rows = run_twostep(plans, events, trend_limit=trend_limit or DEFAULT_TREND_LIMIT, stats=stats)
+        rows = run_twostep(
+            plans, events, trend_limit=trend_limit or DEFAULT_TREND_LIMIT, stats=stats
+        )
         if progress is not None:
             progress(len(events))
         return rows

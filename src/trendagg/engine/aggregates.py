@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 from trendagg.errors import ExecutionError
 from trendagg.language import ast
 from trendagg.plan.compile import AggLayout, QueryPlan
 
-Vec = list  # register vector: [count, occurrence counts..., sums..., mins..., maxs...]
+Vec = list[Any]  # register vector: [count, occurrence counts..., sums..., mins..., maxs...]
 
 
 def exact(value: object) -> int | Fraction:
@@ -45,9 +46,14 @@ class Registers:
         self.max_start = n_add + len(layout.mins)
         # kinds: 0 additive, 1 min, 2 max
         self.kinds = [0] * n_add + [1] * len(layout.mins) + [2] * len(layout.maxs)
-        self._per_var: dict[str, tuple[list[int], list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]] = {}
+        self._per_var: dict[
+            str,
+            tuple[list[int], list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]],
+        ] = {}
 
-    def rules(self, var: str) -> tuple[list[int], list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
+    def rules(
+        self, var: str
+    ) -> tuple[list[int], list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
         """Registers that an event bound to ``var`` updates: counts, sums, mins, maxs."""
         cached = self._per_var.get(var)
         if cached is None:
@@ -61,13 +67,15 @@ class Registers:
             self._per_var[var] = cached
         return cached
 
-    def extend(self, var: str, attrs: Mapping[str, object], pred: Vec | None, start: int) -> Vec | None:
+    def extend(
+        self, var: str, attrs: Mapping[str, object], pred: Vec | None, start: int
+    ) -> Vec | None:
         """Registers of the trends ending at an event: the trends it starts (``start``)
         plus those it extends (``pred``, the combined registers of its predecessors)."""
         count = start + (pred[0] if pred is not None else 0)
         if count == 0:
             return None
-        vec = list(pred) if pred is not None else [0] * self.n_add + [None] * (self.size - self.n_add)
+        vec: Vec = list(pred) if pred is not None else self.zero()
         vec[0] = count
         cnt, sums, mins, maxs = self.rules(var)
         for i in cnt:

@@ -38,7 +38,7 @@ from trendagg.plan.compile import QueryPlan
 from trendagg.plan.template import Template
 from trendagg.plan.windows import WindowSpec, as_number
 
-Vec = list
+Vec = list[Any]
 _EMPTY: Mapping[str, object] = {}
 
 
@@ -58,7 +58,9 @@ class _MaxStart:
         if v is not None and (acc[0] is None or v > acc[0]):
             acc[0] = v
 
-    def extend(self, var: str, time: Any, attrs: Mapping[str, object], pred: Vec | None, start: int) -> Vec | None:
+    def extend(
+        self, var: str, time: Any, attrs: Mapping[str, object], pred: Vec | None, start: int
+    ) -> Vec | None:
         if start:
             return [time]
         if pred is None or pred[0] is None:
@@ -78,7 +80,9 @@ class _Positive:
         self.zero = regs.zero
         self.add_into = regs.add_into
 
-    def extend(self, var: str, time: Any, attrs: Mapping[str, object], pred: Vec | None, start: int) -> Vec | None:
+    def extend(
+        self, var: str, time: Any, attrs: Mapping[str, object], pred: Vec | None, start: int
+    ) -> Vec | None:
         return self.regs.extend(var, attrs, pred, start)
 
 
@@ -140,7 +144,7 @@ class Total:
 
     def value(self) -> Vec:
         if self.extremes is None:
-            return self.vec
+            return self.vec  # type: ignore[no-any-return]
         out = list(self.vec)
         for j, dq in enumerate(self.extremes):
             out[self.alg.n_add + j] = dq[0][1] if dq else None
@@ -165,7 +169,9 @@ class _State:
 
     def __init__(self, plain: bool, scanned: bool):
         self.totals: dict[int, Total] | None = {} if plain else None
-        self.vertices: deque[tuple[Any, Mapping[str, object], dict[int, Vec]]] | None = deque() if scanned else None
+        self.vertices: deque[tuple[Any, Mapping[str, object], dict[int, Vec]]] | None = (
+            deque() if scanned else None
+        )
         self.negated_out: list[_Transition] = []
 
 
@@ -201,7 +207,9 @@ class _Graph:
 
     # -- one batch of events with the same time -------------------------------------
 
-    def compute(self, t: Any, items: Sequence[tuple[str, Mapping[str, object]]]) -> list[tuple[str, Mapping[str, object], dict[int, Vec]]]:
+    def compute(
+        self, t: Any, items: Sequence[tuple[str, Mapping[str, object]]]
+    ) -> list[tuple[str, Mapping[str, object], dict[int, Vec]]]:
         """Registers of the new vertices, from the state before time t."""
         out = []
         alg = self.alg
@@ -225,7 +233,9 @@ class _Graph:
                 out.append((var, attrs, aggs))
         return out
 
-    def _collect(self, tr: _Transition, ks: range, attrs: Mapping[str, object], preds: dict[int, Vec]) -> None:
+    def _collect(
+        self, tr: _Transition, ks: range, attrs: Mapping[str, object], preds: dict[int, Vec]
+    ) -> None:
         alg = self.alg
         if tr.preds:
             vertices = self.states[tr.src].vertices
@@ -258,7 +268,9 @@ class _Graph:
             else:
                 alg.add_into(acc, vec)
 
-    def insert(self, t: Any, new: list[tuple[str, Mapping[str, object], dict[int, Vec]]]) -> list[tuple[int, Any]]:
+    def insert(
+        self, t: Any, new: list[tuple[str, Mapping[str, object], dict[int, Vec]]]
+    ) -> list[tuple[int, Any]]:
         """Add the new vertices to the totals; return the END registers per window."""
         alg = self.alg
         ends: list[tuple[int, Any]] = []
@@ -398,8 +410,12 @@ class _QueryRuntime:
         self.width = len(plan.partition_attrs)
         self.names = [a.name for a in plan.partition_attrs]
         self.partitions: dict[tuple[object, ...], _Partition] = {}
-        full = [v for v in plan.vars.values() if v.positive and len(v.partition_positions) == self.width]
-        self.creators = {v.var for v in full} if full else {v.var for v in plan.vars.values() if v.positive}
+        full = [
+            v for v in plan.vars.values() if v.positive and len(v.partition_positions) == self.width
+        ]
+        self.creators = (
+            {v.var for v in full} if full else {v.var for v in plan.vars.values() if v.positive}
+        )
         self.full_mode = bool(full)
         # events that are not routed by an exact key, kept for partitions created later
         self.store: deque[tuple[Any, str, Mapping[str, object], tuple[object, ...]]] = deque()
@@ -418,7 +434,7 @@ class _QueryRuntime:
 
     @staticmethod
     def _agrees(part: tuple[object, ...], key: tuple[object, ...]) -> bool:
-        return all(p is _ANY or p == k for p, k in zip(part, key))
+        return all(p is _ANY or p == k for p, k in zip(part, key, strict=True))
 
     def process(self, t: Any, events: list[tuple[str, Mapping[str, object]]]) -> None:
         plan = self.plan
@@ -431,7 +447,7 @@ class _QueryRuntime:
         if not bound:
             return
         # 1. partitions that this batch creates, replaying stored events into them
-        for var, attrs, part in bound:
+        for var, _attrs, part in bound:
             if var not in self.creators:
                 continue
             if self.full_mode:
@@ -440,7 +456,9 @@ class _QueryRuntime:
                 for pos, v in enumerate(part):
                     if v is not _ANY:
                         self.seen[pos][v] = t
-                choices = [(v,) if v is not _ANY else tuple(self.seen[pos]) for pos, v in enumerate(part)]
+                choices = [
+                    (v,) if v is not _ANY else tuple(self.seen[pos]) for pos, v in enumerate(part)
+                ]
                 candidates = itertools.product(*choices)
             for key in candidates:
                 if key not in self.partitions:
@@ -520,7 +538,7 @@ class _QueryRuntime:
                         query=plan.name,
                         window_start=as_number(self.window.start(k)),
                         window_end=as_number(self.window.end(k)),
-                        group=dict(zip(plan.group_names, group)),
+                        group=dict(zip(plan.group_names, group, strict=True)),
                         values=final_values(plan, self.regs, vec),
                     )
                 )
@@ -539,7 +557,10 @@ _ANY: Any = _Any()
 
 
 def run_greta(
-    plans: list[QueryPlan], events: EventBatch, progress: Any = None, stats: dict[str, int] | None = None
+    plans: list[QueryPlan],
+    events: EventBatch,
+    progress: Any = None,
+    stats: dict[str, int] | None = None,
 ) -> list[ResultRow]:
     """Every (query, group, window) row, one GRETA graph per query and partition."""
     order = sorted(range(len(events)), key=lambda i: events.times[i])

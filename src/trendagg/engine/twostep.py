@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from trendagg.engine.aggregates import Registers, exact, final_values
 from trendagg.errors import ExecutionError
@@ -38,7 +39,14 @@ class _Match:
 
 
 class _Enumerator:
-    def __init__(self, plan: QueryPlan, times: list, types: list[str], attrs: list[Mapping[str, object]], limit: int):
+    def __init__(
+        self,
+        plan: QueryPlan,
+        times: list[Any],
+        types: list[str],
+        attrs: list[Mapping[str, object]],
+        limit: int,
+    ):
         self.plan = plan
         self.times = times
         self.types = types
@@ -130,7 +138,11 @@ class _Enumerator:
                 ms = self.matches(item)
                 if current is None:
                     current = [
-                        _Match(m.events, m.binding, ((pending, None, self.times[m.events[0]]),) + m.negations)
+                        _Match(
+                            m.events,
+                            m.binding,
+                            ((pending, None, self.times[m.events[0]]),) + m.negations,
+                        )
                         if pending is not None
                         else m
                         for m in ms
@@ -143,7 +155,11 @@ class _Enumerator:
                             if c is None:
                                 continue
                             if pending is not None:
-                                neg = (pending, self.times[left.events[-1]], self.times[right.events[0]])
+                                neg = (
+                                    pending,
+                                    self.times[left.events[-1]],
+                                    self.times[right.events[0]],
+                                )
                                 c = _Match(c.events, c.binding, c.negations + (neg,))
                             joined.append(c)
                     self._count(len(joined))
@@ -152,7 +168,11 @@ class _Enumerator:
             assert current is not None
             if pending is not None:
                 current = [
-                    _Match(m.events, m.binding, m.negations + ((pending, self.times[m.events[-1]], None),))
+                    _Match(
+                        m.events,
+                        m.binding,
+                        m.negations + ((pending, self.times[m.events[-1]], None),),
+                    )
                     for m in current
                 ]
             return current
@@ -174,7 +194,13 @@ class _Enumerator:
         return True
 
 
-def _trend_registers(plan: QueryPlan, regs: Registers, events: Iterable[int], types: list[str], attrs: list[Mapping[str, object]]) -> list:
+def _trend_registers(
+    plan: QueryPlan,
+    regs: Registers,
+    events: Iterable[int],
+    types: list[str],
+    attrs: list[Mapping[str, object]],
+) -> list[Any]:
     lay = plan.layout
     vec = regs.zero()
     vec[0] = 1
@@ -217,7 +243,7 @@ def run_twostep(
                 [events.attrs(i) for i in idx],
                 trend_limit,
             )
-            groups: dict[tuple[object, ...], list] = {}
+            groups: dict[tuple[object, ...], list[Any]] = {}
             for m in enum.matches(plan.query.pattern):
                 if not enum.valid(m, m.binding):
                     continue
@@ -234,7 +260,7 @@ def run_twostep(
                         query=plan.name,
                         window_start=as_number(lo),
                         window_end=as_number(hi),
-                        group=dict(zip(plan.group_names, group)),
+                        group=dict(zip(plan.group_names, group, strict=True)),
                         values=final_values(plan, regs, vec),
                     )
                 )

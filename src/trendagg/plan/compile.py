@@ -230,9 +230,8 @@ def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
         if expr.attr is not None:
             required[expr.var].add(expr.attr)
             numeric.setdefault(leaves[expr.var][0].type, set()).add(expr.attr)
-        if expr.func == "COUNT" or expr.func == "AVG":
-            if expr.var not in count_vars:
-                count_vars.append(expr.var)
+        if expr.func in ("COUNT", "AVG") and expr.var not in count_vars:
+            count_vars.append(expr.var)
         if expr.attr is None:
             continue
         key = (expr.var, expr.attr)
@@ -240,7 +239,7 @@ def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
         if target is not None and key not in target:
             target.append(key)
 
-    for pos, a in enumerate(partition):
+    for a in partition:
         for var in leaves:
             if a.var is None or a.var == var:
                 required[var].add(a.name)

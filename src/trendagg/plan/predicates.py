@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from trendagg.language import ast
 
@@ -41,19 +42,19 @@ def _is_number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _compare(op: str, a: object, b: object) -> bool:
+def _compare(op: str, a: Any, b: Any) -> bool:
     if _is_number(a) and _is_number(b) or isinstance(a, str) and isinstance(b, str):
         if op == "=":
-            return a == b
+            return bool(a == b)
         if op == "!=":
-            return a != b
+            return bool(a != b)
         if op == "<":
-            return a < b  # type: ignore[operator]
+            return bool(a < b)
         if op == "<=":
-            return a <= b  # type: ignore[operator]
+            return bool(a <= b)
         if op == ">":
-            return a > b  # type: ignore[operator]
-        return a >= b  # type: ignore[operator]
+            return bool(a > b)
+        return bool(a >= b)
     # a number against a string: never equal, never ordered
     return op == "!="
 
@@ -199,7 +200,9 @@ def numeric_attrs(cond: ast.BoolExpr) -> set[tuple[str, str]]:
             arith_operands(c.right)
             if c.op in ("<", "<=", ">", ">="):
                 for a, b in ((c.left, c.right), (c.right, c.left)):
-                    if isinstance(a, ast.Attr) and isinstance(b, (ast.Number, ast.BinOp, ast.Negate)):
+                    if isinstance(a, ast.Attr) and isinstance(
+                        b, (ast.Number, ast.BinOp, ast.Negate)
+                    ):
                         out.add((a.var, a.name))
         else:
             for item in c.items:

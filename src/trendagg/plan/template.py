@@ -67,7 +67,7 @@ class Template:
 
     def describe(self, indent: str = "") -> str:
         lines = [
-            f"{indent}states: {', '.join(f'{v}:{t}' for v, t in zip(self.states, self.types))}",
+            f"{indent}states: {', '.join(f'{v}:{t}' for v, t in zip(self.states, self.types, strict=True))}",
             f"{indent}start: {self.start}  end: {self.end}",
         ]
         for t in self.transitions:
@@ -141,7 +141,9 @@ def build_template(pattern: ast.Pattern) -> Template:
                     if pending is not None:
                         neg_index = len(negations)
                         negations.append(
-                            Negation(build_template(pending.inner), end_var(previous), start_var(item))
+                            Negation(
+                                build_template(pending.inner), end_var(previous), start_var(item)
+                            )
                         )
                     add(Transition(end_var(previous), start_var(item), "SEQ", neg_index))
                 elif pending is not None:  # leading NOT
