@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trendagg.errors import QueryError, locate
 from trendagg.language import ast
 from trendagg.plan.predicates import (
-    EdgePredicate,
     LocalPredicate,
     PredFn,
     bool_refs,
@@ -119,15 +117,6 @@ class QueryPlan:
         return "\n".join(lines)
 
 
-def _fail(message: str, node: object, source: str, hint: str = "") -> QueryError:
-    span = getattr(node, "span", None)
-    if span is not None and source:
-        message = f"{message} {locate(source, span.line, span.column, span.length)}"
-    if hint:
-        message = f"{message}\n{hint}"
-    return QueryError(message)
-
-
 def _collect_vars(
     p: ast.Pattern, negated: bool, out: dict[str, tuple[ast.EventPattern, bool]]
 ) -> None:
@@ -140,16 +129,8 @@ def _collect_vars(
             _collect_vars(item, negated, out)
 
 
-def _template_of(template: Template, var: str) -> Template | None:
-    for t in template.all_templates():
-        if var in t.states:
-            return t
-    return None
-
-
-def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
-    """Compile one validated query; raises QueryError for what only the template can tell
-    (an edge predicate between variables that are never adjacent)."""
+def compile_query(query: ast.Query) -> QueryPlan:
+    """Compile one query that :func:`trendagg.language.validate` accepted."""
     template = build_template(query.pattern)
     leaves: dict[str, tuple[ast.EventPattern, bool]] = {}
     _collect_vars(query.pattern, False, leaves)
@@ -186,28 +167,10 @@ def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
         if isinstance(pred, LocalPredicate):
             local[pred.var].append(pred)
             continue
-        assert isinstance(pred, EdgePredicate)
-        owner = _template_of(template, pred.dst)
-        assert owner is not None
+        # validate() already refused edge predicates between never-adjacent variables
         if pred.src is None:
-            if not owner.predecessors(pred.dst):
-                raise _fail(
-                    f"NEXT({pred.dst}) never follows another event in this pattern, so the "
-                    f"condition constrains nothing in WHERE.",
-                    cond,
-                    source,
-                    f"Fix: make it a local condition on {pred.dst} (drop NEXT) or remove it.",
-                )
             guards.setdefault(pred.dst, []).append(pred.fn)
             continue
-        if not any(t.src == pred.src and t.dst == pred.dst for t in owner.transitions):
-            raise _fail(
-                f"{pred.src} and NEXT({pred.dst}) are never adjacent in the pattern, so the "
-                f"edge predicate can never apply in WHERE.",
-                cond,
-                source,
-                "Fix: compare variables that follow each other in the pattern.",
-            )
         edges.setdefault((pred.src, pred.dst), []).append(pred.fn)
 
     # aggregates
@@ -278,7 +241,7 @@ def compile_query(query: ast.Query, source: str = "") -> QueryPlan:
 
 def compile_workload(workload: ast.Workload) -> list[QueryPlan]:
     """Compile every query of a validated workload."""
-    return [compile_query(q, workload.source) for q in workload.queries]
+    return [compile_query(q) for q in workload.queries]
 
 
 def numeric_requirements(plans: list[QueryPlan]) -> dict[str, set[str]]:
