@@ -81,9 +81,9 @@ def _summary(
     rejects: str | None,
 ) -> str:
     rate = events / seconds if seconds > 0 else float("inf")
-    rej = f"{rejected:,} rejected" + (f" (written to {rejects})" if rejects and rejected else "")
+    rej = f"{rejected:,} rejected" + (f", written to {rejects}" if rejects and rejected else "")
     return (
-        f"trendagg: read {events + rejected:,} events from {source} ({rej}); "
+        f"trendagg: read {events + rejected:,} events ({rej}) from {source}; "
         f"{queries} quer{'y' if queries == 1 else 'ies'}, {partitions:,} partitions, "
         f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
         f"({rate:,.0f} events/s)."
@@ -197,7 +197,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stats: dict[str, int] = {}
     rows = run_strategy(plans, read.events, args.strategy, stats=stats)
     seconds = time.perf_counter() - started
-    print(format_table(rows, max_rows=args.rows), file=out)
+    for plan in plans:
+        mine = [r for r in rows if r.query == plan.name]
+        print(f"\n{plan.name}: {len(mine)} rows", file=out)
+        print(format_table(mine, max_rows=args.rows), file=out)
     print(
         _summary(
             events=len(read.events),
@@ -291,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--events", "-n", type=_positive_int, default=20_000)
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--strategy", choices=("greta", "twostep"), default="greta")
-    demo.add_argument("--rows", type=_positive_int, default=30, help="result rows to show")
+    demo.add_argument("--rows", type=_positive_int, default=8, help="result rows to show per query")
     demo.set_defaults(func=cmd_demo)
     return parser
 
