@@ -149,3 +149,26 @@ def test_demo_prints_a_table_and_a_summary() -> None:
     assert code == 0, err
     assert "trips" in out and "slowing" in out and "no_cancel" in out
     assert "read 2,000 events" in out
+
+
+def test_event_type_reads_a_file_without_a_type_column(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "RETURN Name, COUNT(*) PATTERN Stock S+ WHERE [Name] AND S.close > NEXT(S).close "
+        "GROUP-BY Name WITHIN 10 days"
+    )
+    events = tmp_path / "prices.csv"
+    events.write_text(
+        "date,close,Name\n2013-02-08,10.5,A\n2013-02-11,10.0,A\n2013-02-12,9.0,A\n2013-02-11,5,B\n"
+    )
+    code, out, err = cli(
+        "run", str(queries), str(events), "--event-type", "Stock", "--time-col", "date"
+    )
+    assert code == 0, err
+    counts = {
+        json.loads(x)["group"]["Name"]: json.loads(x)["values"]["COUNT(*)"]
+        for x in out.splitlines()
+    }
+    assert counts == {"A": 7, "B": 1}
+    code, _, err = cli("run", str(queries), str(events), "--time-col", "date")
+    assert code == 2 and "--event-type" in err

@@ -34,3 +34,13 @@ def test_greta_equals_twostep_workload(
     assert list(workload.queries) == queries
     expected = run_queries(queries, events, "twostep", trend_limit=500_000)
     assert canon(run_queries(list(workload.queries), events, "greta")) == canon(expected)
+
+
+@given(cases(n_queries=1, max_events=14, max_time=5))
+def test_greta_equals_twostep_dense_ties(
+    case: tuple[list[ast.Query], list[dict[str, object]]],
+) -> None:
+    """Many events share a time: ties at every negation and window boundary."""
+    queries, events = case
+    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
+    assert canon(run_queries(queries, events, "greta")) == canon(expected)

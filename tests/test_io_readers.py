@@ -87,11 +87,24 @@ def test_missing_type_column_message(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "kind,time,x\nA,1,2\n")
     with pytest.raises(InputError) as info:
         read_events(path)
-    message = str(info.value)
-    assert "type column 'type' not found in" in message
-    assert str(path) in message
-    assert "columns are [kind, time, x]" in message
-    assert "--type-col" in message
+    assert str(info.value) == (
+        f"type column 'type' not found in {path}; columns are [kind, time, x]; "
+        "pass --type-col, or pass --event-type NAME if every row has the same type"
+    )
+
+
+def test_missing_type_column_message_in_every_format(tmp_path: Path) -> None:
+    parquet = tmp_path / "events.parquet"
+    pq.write_table(pa.table({"time": [1]}), parquet)
+    jsonl = jsonl_file(tmp_path, ['{"time": 1}'])
+    hint = "pass --type-col, or pass --event-type NAME if every row has the same type"
+    for path in (parquet, jsonl):
+        with pytest.raises(InputError, match="type column 'type' not found") as info:
+            read_events(path)
+        assert str(info.value).endswith(hint)
+    with pytest.raises(InputError, match="type column 'type' not found") as info:
+        EventBatch.from_records([{"time": 1}])
+    assert str(info.value).endswith(hint)
 
 
 def test_missing_time_column_message(tmp_path: Path) -> None:
@@ -383,7 +396,7 @@ def test_csv_vectorised_conversion_equals_cell_rules(
         for i, (a, b) in enumerate(table):
             writer.writerow(["T", i, a, b])
     fast = read_events(path)
-    slow = _read_csv_python(path, str(path), False, "type", "time", None)
+    slow = _read_csv_python(path, str(path), False, "type", "time", None, event_type=None)
     assert fast.rejected == slow.rejected == []
     assert fast.events == slow.events
     assert len(fast.events) == len(table)
@@ -749,3 +762,188 @@ def test_unclosed_quote_is_an_input_error_not_one_giant_cell(tmp_path: Path) -> 
     extra = csv_file(tmp_path, 'type,time,x\nA,1,"a\nb",extra\nA,2,"oops\nB,3,y\n', "e.csv")
     with pytest.raises(InputError, match="never closed"):
         read_events(extra)  # the row-by-row reader checks too
+
+
+# ----------------------------------------------------------------------------- one type for every row
+
+
+def test_csv_event_type_without_type_column(tmp_path: Path) -> None:
+    path = csv_file(
+        tmp_path,
+        "date,open,close,volume,Name\n2013-02-08,45.07,45.08,1824755,A\n"
+        "2013-02-11,,44.6,2915405,A\n",
+    )
+    result = read_events(path, event_type="Stock", time_col="date")
+    events = result.events
+    assert result.rejected == []
+    assert events.types == ["Stock", "Stock"]
+    assert events.times == [FEB8, FEB8 + 3 * 86400]
+    assert events.columns == {
+        "open": [45.07, None],
+        "close": [45.08, 44.6],
+        "volume": [1824755, 2915405],
+        "Name": ["A", "A"],
+    }
+
+
+def test_csv_event_type_makes_the_type_column_an_attribute(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, "type,time,x\nA,1,2\n,2,3\n   ,3,4\n007,4,5\n")
+    result = read_events(path, event_type="E")
+    assert result.rejected == []  # blank 'type' cells are missing values, not missing types
+    assert result.events.types == ["E"] * 4
+    assert result.events.columns == {"type": ["A", None, None, 7], "x": [2, 3, 4, 5]}
+    assert result.events.rows == [1, 2, 3, 4]
+
+
+def test_csv_event_type_on_the_row_by_row_reader(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, "type,time,x\nA,1,2\n,2\nB,3,4,5\n007,4,5\n")
+    result = read_events(path, event_type="E")
+    slow = _read_csv_python(path, str(path), False, "type", "time", None, event_type="E")
+    assert result == slow
+    assert result.events.types == ["E"] * 3
+    assert result.events.columns == {"type": ["A", None, 7], "x": [2, None, 5]}
+    (rejected,) = result.rejected
+    assert rejected.row == 3 and rejected.reason.startswith("row has 4 cells")
+
+
+def test_csv_event_type_still_rejects_bad_times_and_needs_the_time_column(
+    tmp_path: Path,
+) -> None:
+    path = csv_file(tmp_path, "date,v\n2013-02-08,1\nsoon,2\n,3\n")
+    result = read_events(path, event_type="Stock", time_col="date")
+    assert result.events.times == [FEB8]
+    assert [(r.row, r.reason) for r in result.rejected] == [
+        (2, "time 'soon' is neither a number nor an ISO-8601 timestamp"),
+        (3, "no time in column 'date'"),
+    ]
+    assert result.rejected[0].record == {"date": "soon", "v": "2"}
+    with pytest.raises(InputError) as info:
+        read_events(path, event_type="Stock")
+    assert str(info.value) == (
+        f"time column 'time' not found in {path}; columns are [date, v]; pass --time-col"
+    )
+
+
+def test_event_type_ignores_type_col_even_when_it_names_the_time_column(
+    tmp_path: Path,
+) -> None:
+    path = csv_file(tmp_path, "type,x\n5,1\n")
+    result = read_events(path, event_type="E", time_col="type")
+    assert result.events.types == ["E"] and result.events.times == [5]
+    assert result.events.columns == {"x": [1]}
+
+
+def test_event_type_with_numeric_requirement(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, "time,close\n1,12.5\n2,n/a\n3,\n")
+    result = read_events(path, event_type="Stock", numeric={"Stock": {"close"}})
+    assert result.events.times == [1, 3]
+    assert [(r.row, r.reason) for r in result.rejected] == [
+        (2, "attribute 'close' is 'n/a', not a number (the queries read it numerically)")
+    ]
+    other = read_events(path, event_type="Stock", numeric={"Other": {"close"}})
+    assert other.rejected == [] and other.events.columns["close"] == [12.5, "n/a", None]
+
+
+def test_jsonl_event_type_with_and_without_type_key(tmp_path: Path) -> None:
+    path = jsonl_file(
+        tmp_path,
+        [
+            '{"time": 1, "v": 2}',
+            '{"type": null, "time": 2}',
+            '{"type": 7, "time": 3, "v": "x"}',
+            '{"type": "A", "time": 4}',
+            "[1]",
+        ],
+    )
+    result = read_events(path, event_type="E")
+    events = result.events
+    assert events.types == ["E"] * 4
+    assert events.times == [1, 2, 3, 4]
+    assert events.columns == {"v": [2, None, "x", None], "type": [None, None, 7, "A"]}
+    assert [(r.row, r.reason) for r in result.rejected] == [(5, "line is an array, not an object")]
+    without = jsonl_file(tmp_path, ['{"t": 1}', '{"t": "2013-02-08"}'], "no_type.jsonl")
+    events = read_events(without, event_type="E", time_col="t").events
+    assert events.types == ["E", "E"] and events.times == [1, FEB8]
+    assert events.columns == {}
+
+
+def test_parquet_event_type_with_and_without_type_column(tmp_path: Path) -> None:
+    without = tmp_path / "prices.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "date": pa.array([dt.date(2013, 2, 8), dt.date(2013, 2, 11)], pa.date32()),
+                "close": [45.08, 44.6],
+                "Name": ["A", "A"],
+            }
+        ),
+        without,
+    )
+    result = read_events(without, event_type="Stock", time_col="date")
+    assert result.rejected == []
+    assert result.events.types == ["Stock", "Stock"]
+    assert result.events.times == [FEB8, FEB8 + 3 * 86400]
+    assert result.events.columns == {"close": [45.08, 44.6], "Name": ["A", "A"]}
+    with_type = tmp_path / "typed.parquet"
+    pq.write_table(pa.table({"type": ["A", None], "time": [1, 2], "x": [True, False]}), with_type)
+    result = read_events(with_type, event_type="E")
+    assert result.rejected == []
+    assert result.events.types == ["E", "E"]
+    assert result.events.columns == {"type": ["A", None], "x": ["true", "false"]}
+
+
+def test_parquet_folder_event_type(tmp_path: Path) -> None:
+    folder = tmp_path / "dataset"
+    (folder / "Name=A").mkdir(parents=True)
+    (folder / "Name=B").mkdir()
+    pq.write_table(pa.table({"time": [1, 2], "close": [1.5, 2.5]}), folder / "Name=A" / "p.parquet")
+    pq.write_table(pa.table({"time": [3], "close": [3.5]}), folder / "Name=B" / "p.parquet")
+    events = read_events(folder, event_type="Stock").events
+    assert events.types == ["Stock"] * 3
+    assert events.columns == {"close": [1.5, 2.5, 3.5], "Name": ["A", "A", "B"]}
+
+
+def test_from_records_event_type_with_and_without_type_key() -> None:
+    records: list[object] = [
+        {"time": "2013-02-08", "close": 45.08, "Name": "A"},
+        {"type": None, "time": 2, "Name": "B"},
+        {"type": "T", "time": 3},
+        ["not", "a", "mapping"],
+    ]
+    result = EventBatch.from_records(records, event_type="Stock")  # type: ignore[arg-type]
+    events = result.events
+    assert events.types == ["Stock"] * 3
+    assert events.times == [FEB8, 2, 3]
+    assert events.columns == {
+        "close": [45.08, None, None],
+        "Name": ["A", "B", None],
+        "type": [None, None, "T"],
+    }
+    assert [(r.row, r.reason) for r in result.rejected] == [
+        (4, "record is an array, not an object")
+    ]
+    only_times = EventBatch.from_records([{"ts": 1}], event_type="Tick", time_col="ts")
+    assert only_times.events.types == ["Tick"] and only_times.events.columns == {}
+
+
+def test_event_type_applies_to_empty_inputs(tmp_path: Path) -> None:
+    assert len(read_events(csv_file(tmp_path, "time,x\n"), event_type="E").events) == 0
+    assert len(EventBatch.from_records([], event_type="E").events) == 0
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_empty_event_type_is_an_input_error(tmp_path: Path, blank: str) -> None:
+    path = csv_file(tmp_path, "type,time\nA,1\n")
+    expected = (
+        f"the event type given for every row must be a non-empty name, not {blank!r}; "
+        "pass one such as --event-type Stock, or leave it out to read types from a column"
+    )
+    with pytest.raises(InputError) as info:
+        read_events(path, event_type=blank)
+    assert str(info.value) == expected
+    with pytest.raises(InputError) as info:
+        read_events(tmp_path / "absent.csv", event_type=blank)  # checked before the file
+    assert str(info.value) == expected
+    with pytest.raises(InputError) as info:
+        EventBatch.from_records([{"type": "A", "time": 1}], event_type=blank)
+    assert str(info.value) == expected

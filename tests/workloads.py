@@ -12,6 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from trendagg.language import ast
+from trendagg.language.analysis import negated_variables, pattern_variables
 from trendagg.plan.template import build_template
 
 TYPES = ["A", "B", "C", "D", "E", "F", "G"]
@@ -91,16 +92,6 @@ def _negation_focused(draw: st.DrawFn, pool: list[str]) -> ast.Pattern:
     return ast.Seq(positives + (ast.Not(negative),))
 
 
-def _vars(p: ast.Pattern, negated: bool, out: dict[str, tuple[ast.EventPattern, bool]]) -> None:
-    if isinstance(p, ast.EventPattern):
-        out[p.var] = (p, negated)
-    elif isinstance(p, (ast.Plus, ast.Not)):
-        _vars(p.inner, negated or isinstance(p, ast.Not), out)
-    else:
-        for i in p.items:
-            _vars(i, negated, out)
-
-
 @st.composite
 def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
     pool = list(TYPES)
@@ -118,9 +109,9 @@ def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
         else:
             items.append(ast.Not(_negative(draw, pool, 1)))
         body = ast.Seq(tuple(items))
-    leaves: dict[str, tuple[ast.EventPattern, bool]] = {}
-    _vars(body, False, leaves)
-    positives = [v for v, (_, neg) in leaves.items() if not neg]
+    leaves = pattern_variables(body)
+    negated = negated_variables(body)
+    positives = [v for v in leaves if v not in negated]
     template = build_template(body)
     where: list[ast.Condition] = []
     # local predicates
@@ -189,9 +180,7 @@ def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
 
 def pattern_types(p: ast.Pattern) -> list[str]:
     """Event types of a pattern, in order of appearance."""
-    found: dict[str, tuple[ast.EventPattern, bool]] = {}
-    _vars(p, False, found)
-    return [leaf.type for leaf, _ in found.values()]
+    return [leaf.type for leaf in pattern_variables(p).values()]
 
 
 @st.composite

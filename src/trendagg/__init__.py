@@ -58,12 +58,14 @@ def run(
     strategy: str = "greta",
     type_col: str = "type",
     time_col: str = "time",
+    event_type: str | None = None,
 ) -> list[ResultRow]:
     """Run a workload over events and return one row per (query, group, window).
 
     ``queries`` is query text or a parsed Workload. ``events`` is a path (CSV,
     JSON Lines, Parquet), an EventBatch, or an iterable of dicts with a type
-    and a time. Rows the reader rejects raise InputError here, listing the
+    and a time (``event_type`` gives every row one type when there is no type
+    column). Rows the reader rejects raise InputError here, listing the
     reasons; the CLI instead reports them and can write them out.
     """
     from trendagg.engine import run_strategy
@@ -77,11 +79,19 @@ def run(
     else:
         if isinstance(events, (str, os.PathLike)):
             read = read_events(
-                events, type_col=type_col, time_col=time_col, numeric=numeric_requirements(plans)
+                events,
+                type_col=type_col,
+                time_col=time_col,
+                event_type=event_type,
+                numeric=numeric_requirements(plans),
             )
         else:
             read = EventBatch.from_records(
-                events, type_col=type_col, time_col=time_col, numeric=numeric_requirements(plans)
+                events,
+                type_col=type_col,
+                time_col=time_col,
+                event_type=event_type,
+                numeric=numeric_requirements(plans),
             )
         if read.rejected:
             raise InputError(summarize_rejects(read.rejected))

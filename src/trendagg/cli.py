@@ -102,6 +102,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.events,
         type_col=args.type_col,
         time_col=args.time_col,
+        event_type=args.event_type,
         numeric=numeric_requirements(plans),
     )
     if read.rejected:
@@ -258,6 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--time-col", default="time", help="column holding the event time (default: time)"
+    )
+    run.add_argument(
+        "--event-type",
+        default=None,
+        metavar="NAME",
+        help="every row is an event of this type (for files without a type column)",
     )
     run.add_argument(
         "--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)"

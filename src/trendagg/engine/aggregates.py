@@ -16,8 +16,10 @@ from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import ExecutionError
+from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.compile import AggLayout, QueryPlan
+from trendagg.plan.windows import as_number
 
 Vec = list[Any]  # register vector: [count, occurrence counts..., sums..., mins..., maxs...]
 
@@ -149,3 +151,16 @@ def _value(agg: ast.Aggregate, lay: AggLayout, regs: Registers, vec: Vec, base: 
     if count == 0:
         return None
     return float(Fraction(total) / count)
+
+
+def result_row(
+    plan: QueryPlan, regs: Registers, k: int, group: tuple[object, ...], vec: Vec
+) -> ResultRow:
+    """The output row of one (query, group, window k) from its combined registers."""
+    return ResultRow(
+        query=plan.name,
+        window_start=as_number(plan.window.start(k)),
+        window_end=as_number(plan.window.end(k)),
+        group=dict(zip(plan.group_names, group, strict=True)),
+        values=final_values(plan, regs, vec),
+    )

@@ -31,12 +31,12 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, final_values
+from trendagg.engine.aggregates import Registers, result_row
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.template import Template
-from trendagg.plan.windows import WindowSpec, as_number
+from trendagg.plan.windows import WindowSpec
 
 Vec = list[Any]
 _EMPTY: Mapping[str, object] = {}
@@ -533,15 +533,7 @@ class _QueryRuntime:
                 else:
                     self.regs.add_into(acc, vec)
             for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(
-                    ResultRow(
-                        query=plan.name,
-                        window_start=as_number(self.window.start(k)),
-                        window_end=as_number(self.window.end(k)),
-                        group=dict(zip(plan.group_names, group, strict=True)),
-                        values=final_values(plan, self.regs, vec),
-                    )
-                )
+                rows.append(result_row(plan, self.regs, k, group, vec))
         return rows
 
     def finish(self) -> list[ResultRow]:

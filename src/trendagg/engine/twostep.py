@@ -18,13 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact, final_values
+from trendagg.engine.aggregates import Registers, exact, result_row
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.windows import as_number
 
 DEFAULT_TREND_LIMIT = 1_000_000
 
@@ -255,15 +254,7 @@ def run_twostep(
                 else:
                     groups[group] = vec
             for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(
-                    ResultRow(
-                        query=plan.name,
-                        window_start=as_number(lo),
-                        window_end=as_number(hi),
-                        group=dict(zip(plan.group_names, group, strict=True)),
-                        values=final_values(plan, regs, vec),
-                    )
-                )
+                rows.append(result_row(plan, regs, k, group, vec))
     if stats is not None:
         stats["partitions"] = stats.get("partitions", 0) + len(partitions)
     return rows

@@ -36,20 +36,43 @@ def column_list(names: Iterable[str]) -> str:
     return f"[{listed}]"
 
 
-def check_columns(names: Iterable[str], *, source: str, type_col: str, time_col: str) -> None:
-    """Raise :class:`InputError` unless the type and time columns are present."""
-    names = list(names)
-    if type_col == time_col:
+def check_event_type(event_type: str | None) -> None:
+    """Raise :class:`InputError` unless ``event_type`` is None or a non-blank name."""
+    if event_type is None:
+        return
+    if not isinstance(event_type, str) or not event_type.strip():
         raise InputError(
-            f"the type and time columns are both '{type_col}'; pass different "
-            "--type-col and --time-col"
+            f"the event type given for every row must be a non-empty name, not {event_type!r}; "
+            "pass one such as --event-type Stock, or leave it out to read types from a column"
         )
-    for column, role, flag in ((type_col, "type", "--type-col"), (time_col, "time", "--time-col")):
-        if column not in names:
+
+
+def check_columns(
+    names: Iterable[str], *, source: str, type_col: str, time_col: str, event_type: str | None
+) -> None:
+    """Raise :class:`InputError` unless the columns the events need are present.
+
+    The time column always; the type column only when ``event_type`` is None
+    (with an event type for every row, ``type_col`` is not used).
+    """
+    names = list(names)
+    if event_type is None:
+        if type_col == time_col:
             raise InputError(
-                f"{role} column '{column}' not found in {source}; columns are "
-                f"{column_list(names)}; pass {flag}"
+                f"the type and time columns are both '{type_col}'; pass different "
+                "--type-col and --time-col"
             )
+        if type_col not in names:
+            raise InputError(
+                f"type column '{type_col}' not found in {source}; columns are "
+                f"{column_list(names)}; pass --type-col, or pass --event-type NAME if every "
+                "row has the same type"
+            )
+    if time_col not in names:
+        raise InputError(
+            f"time column '{time_col}' not found in {source}; columns are "
+            f"{column_list(names)}; pass --time-col"
+        )
 
 
 def assemble(
@@ -61,6 +84,7 @@ def assemble(
     record_of: Callable[[int], dict[str, object]],
     type_col: str,
     time_col: str,
+    event_type: str | None,
     numeric: Mapping[str, Iterable[str]] | None,
     rejected: Iterable[RejectedRow] = (),
 ) -> ReadResult:
@@ -75,12 +99,17 @@ def assemble(
     columns
         Name -> converted values, one per row; the type column may hold any
         value (it is turned into text), the time column numbers or text.
+        With ``event_type`` given, the column named ``type_col`` (if any) is
+        an attribute like the others.
     rows
         1-based source row of each value position.
     record_of
         Returns the raw record of a value position, for rejected rows.
     type_col, time_col
         Names of the type and time columns.
+    event_type
+        The event type of every row, or None to take it from ``type_col``
+        (rows without one are then rejected).
     numeric
         Event type -> attributes read numerically by the queries.
     rejected
@@ -91,21 +120,28 @@ def assemble(
     ReadResult
         The events, and the rejected rows sorted by row number.
     """
+    check_event_type(event_type)
     if names or rows:
-        check_columns(names, source=source, type_col=type_col, time_col=time_col)
+        check_columns(
+            names, source=source, type_col=type_col, time_col=time_col, event_type=event_type
+        )
     size = len(rows)
-    types = _types(columns.get(type_col, [None] * size))
-    times = list(columns.get(time_col, [None] * size))
     bad: dict[int, str] = {}
-    if None in types:
-        for i, kind in enumerate(types):
-            if kind is None:
-                bad[i] = f"no event type in column '{type_col}'"
+    types: list[str | None]
+    if event_type is None:
+        types = _types(columns.get(type_col, [None] * size))
+        if None in types:
+            for i, kind in enumerate(types):
+                if kind is None:
+                    bad[i] = f"no event type in column '{type_col}'"
+        not_attributes = {type_col, time_col}
+    else:
+        types = [event_type] * size
+        not_attributes = {time_col}
+    times = list(columns.get(time_col, [None] * size))
     if not _all_numbers(times):
         _parse_times(times, time_col, bad)
-    attributes = {
-        name: values for name, values in columns.items() if name not in (type_col, time_col)
-    }
+    attributes = {name: values for name, values in columns.items() if name not in not_attributes}
     if numeric:
         _check_numeric(attributes, types, numeric, bad)
     found = [RejectedRow(source, rows[i], bad[i], record_of(i)) for i in sorted(bad)]
@@ -211,6 +247,7 @@ def from_mappings(
     source: str,
     type_col: str,
     time_col: str,
+    event_type: str | None,
     numeric: Mapping[str, Iterable[str]] | None,
     what: str,
     rejected: Iterable[RejectedRow] = (),
@@ -221,8 +258,11 @@ def from_mappings(
     Columns are the union of the keys in first-appearance order; a key absent
     from a record is a missing value. An item that is not a mapping is
     rejected ("line is an array, not an object"). ``parsed_json`` says that
-    the mappings are dicts with text keys (fresh from ``json``).
+    the mappings are dicts with text keys (fresh from ``json``). With
+    ``event_type`` given every mapping is an event of that type and
+    ``type_col`` is an ordinary key.
     """
+    check_event_type(event_type)
     earlier = list(rejected)
     records: list[dict[str, object]] = []
     rows: list[int] = []
@@ -263,6 +303,7 @@ def from_mappings(
         record_of=records.__getitem__,
         type_col=type_col,
         time_col=time_col,
+        event_type=event_type,
         numeric=numeric,
         rejected=earlier,
     )

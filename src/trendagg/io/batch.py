@@ -65,6 +65,7 @@ class EventBatch:
         *,
         type_col: str = "type",
         time_col: str = "time",
+        event_type: str | None = None,
         source: str = "<records>",
         numeric: Mapping[str, Iterable[str]] | None = None,
     ) -> ReadResult:
@@ -81,6 +82,10 @@ class EventBatch:
             One mapping per event.
         type_col, time_col
             Keys that hold the event type and time.
+        event_type
+            When given, every record is an event of this type: no type key
+            is needed, and ``type_col``, if present, is an attribute like
+            any other key.
         source
             Name used in messages and rejected rows.
         numeric
@@ -95,7 +100,9 @@ class EventBatch:
         Raises
         ------
         InputError
-            When there are records but none has the type or time key.
+            When there are records but none has the type key (unless
+            ``event_type`` is given) or the time key, or when ``event_type``
+            is empty.
         """
         from trendagg.io.assemble import from_mappings
 
@@ -104,6 +111,7 @@ class EventBatch:
             source=source,
             type_col=type_col,
             time_col=time_col,
+            event_type=event_type,
             numeric=numeric,
             what="record",
         )

@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from trendagg.errors import InputError
-from trendagg.io.assemble import assemble, check_columns, column_list, from_mappings
+from trendagg.io.assemble import (
+    assemble,
+    check_columns,
+    check_event_type,
+    column_list,
+    from_mappings,
+)
 from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
 from trendagg.io.values import (
     INT_PATTERN,
@@ -64,6 +70,7 @@ def read_events(
     *,
     type_col: str = "type",
     time_col: str = "time",
+    event_type: str | None = None,
     fmt: str | None = None,
     numeric: Numeric = None,
 ) -> ReadResult:
@@ -78,6 +85,11 @@ def read_events(
         dataset (hive partition folders ``key=value`` add a column).
     type_col, time_col
         Columns holding the event type and the event time.
+    event_type
+        The event type of every row, for files of one kind of event (daily
+        stock prices as ``'Stock'``...). No type column is needed then, and
+        a column named ``type_col``, if present, is an attribute like any
+        other.
     fmt
         ``'csv'``, ``'jsonl'`` or ``'parquet'``; inferred from the extension
         when None.
@@ -95,15 +107,17 @@ def read_events(
     ------
     InputError
         When the file does not exist, its format is unknown, it cannot be
-        parsed at all, or it lacks the type or time column.
+        parsed at all, it lacks the time column or (without ``event_type``)
+        the type column, or ``event_type`` is empty.
     """
+    check_event_type(event_type)
     location = Path(path)
     source = os.fspath(path)
     if not location.exists():
         raise InputError(f"event file '{source}' does not exist; check the path")
     kind = resolve_format(location, fmt)
     if kind == "parquet":
-        return _read_parquet(location, source, type_col, time_col, numeric)
+        return _read_parquet(location, source, type_col, time_col, numeric, event_type=event_type)
     if location.is_dir():
         raise InputError(
             f"'{source}' is a folder; only Parquet datasets can be read from a folder, "
@@ -111,8 +125,12 @@ def read_events(
         )
     gzipped = _is_gzip(location)
     if kind == "csv":
-        return _read_csv(location, source, gzipped, type_col, time_col, numeric)
-    return _read_jsonl(location, source, gzipped, type_col, time_col, numeric)
+        return _read_csv(
+            location, source, gzipped, type_col, time_col, numeric, event_type=event_type
+        )
+    return _read_jsonl(
+        location, source, gzipped, type_col, time_col, numeric, event_type=event_type
+    )
 
 
 def resolve_format(path: Path, fmt: str | None) -> str:
@@ -175,18 +193,29 @@ def _not_utf8(source: str, error: UnicodeDecodeError) -> InputError:
 
 
 def _read_csv(
-    path: Path, source: str, gzipped: bool, type_col: str, time_col: str, numeric: Numeric
+    path: Path,
+    source: str,
+    gzipped: bool,
+    type_col: str,
+    time_col: str,
+    numeric: Numeric,
+    *,
+    event_type: str | None,
 ) -> ReadResult:
     header = _csv_header(path, source, gzipped)
-    check_columns(header, source=source, type_col=type_col, time_col=time_col)
+    check_columns(
+        header, source=source, type_col=type_col, time_col=time_col, event_type=event_type
+    )
     table = _arrow_csv(path, gzipped, header)
     if table is None:
-        return _read_csv_python(path, source, gzipped, type_col, time_col, numeric)
+        return _read_csv_python(
+            path, source, gzipped, type_col, time_col, numeric, event_type=event_type
+        )
     if _has_line_breaks(table.columns):
         _check_quotes(path, source, gzipped)
     columns: dict[str, list[object]] = {}
     for name, column in zip(header, table.columns, strict=True):
-        if name == type_col:
+        if name == type_col and event_type is None:
             columns[name] = [text.strip() or None for text in column.to_pylist()]
         else:
             columns[name] = _text_column(column)
@@ -205,6 +234,7 @@ def _read_csv(
         record_of=record_of,
         type_col=type_col,
         time_col=time_col,
+        event_type=event_type,
         numeric=numeric,
     )
 
@@ -337,7 +367,14 @@ def _text_column(column: pa.ChunkedArray) -> list[object]:
 
 
 def _read_csv_python(
-    path: Path, source: str, gzipped: bool, type_col: str, time_col: str, numeric: Numeric
+    path: Path,
+    source: str,
+    gzipped: bool,
+    type_col: str,
+    time_col: str,
+    numeric: Numeric,
+    *,
+    event_type: str | None,
 ) -> ReadResult:
     """Row-by-row CSV reading for files whose rows do not all fit the header.
 
@@ -388,7 +425,7 @@ def _read_csv_python(
         _check_quotes(path, source, gzipped)
     columns: dict[str, list[object]] = {}
     for name, values in zip(header, raw, strict=True):
-        if name == type_col:
+        if name == type_col and event_type is None:
             columns[name] = [None if text is None else text.strip() or None for text in values]
         else:
             columns[name] = [parse_cell(text) for text in values]
@@ -408,6 +445,7 @@ def _read_csv_python(
         record_of=record_of,
         type_col=type_col,
         time_col=time_col,
+        event_type=event_type,
         numeric=numeric,
         rejected=rejected,
     )
@@ -417,7 +455,14 @@ def _read_csv_python(
 
 
 def _read_jsonl(
-    path: Path, source: str, gzipped: bool, type_col: str, time_col: str, numeric: Numeric
+    path: Path,
+    source: str,
+    gzipped: bool,
+    type_col: str,
+    time_col: str,
+    numeric: Numeric,
+    *,
+    event_type: str | None,
 ) -> ReadResult:
     rejected: list[RejectedRow] = []
     with _gc_paused():
@@ -427,6 +472,7 @@ def _read_jsonl(
             source=source,
             type_col=type_col,
             time_col=time_col,
+            event_type=event_type,
             numeric=numeric,
             what="line",
             rejected=rejected,
@@ -533,11 +579,17 @@ def _parse_json(text: str) -> object:
 
 
 def _read_parquet(
-    location: Path, source: str, type_col: str, time_col: str, numeric: Numeric
+    location: Path,
+    source: str,
+    type_col: str,
+    time_col: str,
+    numeric: Numeric,
+    *,
+    event_type: str | None,
 ) -> ReadResult:
     if not location.is_dir():
         table = _parquet_table(str(location), source)
-        return _table_result(table, source, type_col, time_col, numeric)
+        return _table_result(table, source, type_col, time_col, numeric, event_type=event_type)
     import pyarrow as pa
     import pyarrow.dataset as ds
 
@@ -556,7 +608,9 @@ def _read_parquet(
         for key, value in ds.get_partition_keys(fragment.partition_expression).items():
             if key not in table.column_names:
                 table = table.append_column(key, pa.array([value] * table.num_rows))
-        parts.append(_table_result(table, fragment.path, type_col, time_col, numeric))
+        parts.append(
+            _table_result(table, fragment.path, type_col, time_col, numeric, event_type=event_type)
+        )
     return _concat(parts, source)
 
 
@@ -574,13 +628,19 @@ def _parquet_table(path: str, source: str) -> pa.Table:
 
 
 def _table_result(
-    table: pa.Table, source: str, type_col: str, time_col: str, numeric: Numeric
+    table: pa.Table,
+    source: str,
+    type_col: str,
+    time_col: str,
+    numeric: Numeric,
+    *,
+    event_type: str | None,
 ) -> ReadResult:
     names = table.column_names
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})
         raise InputError(f"columns {twice} appear twice in {source}; rename them")
-    check_columns(names, source=source, type_col=type_col, time_col=time_col)
+    check_columns(names, source=source, type_col=type_col, time_col=time_col, event_type=event_type)
     columns = {
         name: arrow_values(column) for name, column in zip(names, table.columns, strict=True)
     }
@@ -592,6 +652,7 @@ def _table_result(
         record_of=lambda i: table.slice(i, 1).to_pylist()[0],
         type_col=type_col,
         time_col=time_col,
+        event_type=event_type,
         numeric=numeric,
     )
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from trendagg.language import ast
+from trendagg.language.analysis import negated_variables, pattern_variables
 from trendagg.plan.predicates import (
     LocalPredicate,
     PredFn,
@@ -117,23 +118,11 @@ class QueryPlan:
         return "\n".join(lines)
 
 
-def _collect_vars(
-    p: ast.Pattern, negated: bool, out: dict[str, tuple[ast.EventPattern, bool]]
-) -> None:
-    if isinstance(p, ast.EventPattern):
-        out[p.var] = (p, negated)
-    elif isinstance(p, (ast.Plus, ast.Not)):
-        _collect_vars(p.inner, negated or isinstance(p, ast.Not), out)
-    else:
-        for item in p.items:
-            _collect_vars(item, negated, out)
-
-
 def compile_query(query: ast.Query) -> QueryPlan:
     """Compile one query that :func:`trendagg.language.validate` accepted."""
     template = build_template(query.pattern)
-    leaves: dict[str, tuple[ast.EventPattern, bool]] = {}
-    _collect_vars(query.pattern, False, leaves)
+    negative = negated_variables(query.pattern)
+    leaves = {v: (leaf, v in negative) for v, leaf in pattern_variables(query.pattern).items()}
 
     # partition attributes: equivalence lists, then GROUP-BY, without repeats
     partition: list[ast.PartAttr] = []

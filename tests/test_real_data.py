@@ -1,0 +1,122 @@
+"""Real event data from ../shared/data (skipped where it is absent).
+
+S&P 500 daily prices have no type column: every row is a ``Stock`` event, read
+with ``event_type='Stock'`` and the ``date`` column as time.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gzip
+import re
+from itertools import islice
+from pathlib import Path
+
+import pytest
+
+from trendagg.io import read_events
+
+SP500 = "sp500_5yr_daily.csv.gz"
+SP500_ROWS = 619_040  # data rows, header excluded (../shared/data/README.md)
+FEB8_2013 = 1360281600  # first day, 2013-02-08T00:00:00Z
+FEB7_2018 = 1517961600  # last day, 2018-02-07T00:00:00Z
+CHECKED_ROWS = 3_000  # rows compared one by one with the raw file
+
+CLEAR_REASON = re.compile(
+    r"no time in column 'date'"
+    r"|time '.+' is (neither a number nor an ISO-8601 timestamp|not a finite number).*"
+    r"|row has \d+ cells but the header has 7 columns; quote cells that contain commas"
+)
+
+
+def epoch_day(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC).timestamp())
+
+
+def test_sp500_daily_prices_as_stock_events(shared_data: Path) -> None:
+    path = shared_data / SP500
+    if not path.is_file():
+        pytest.skip(f"{path} not found in the shared data folder")
+    result = read_events(path, event_type="Stock", time_col="date")
+    events, rejected = result.events, result.rejected
+
+    assert len(events) == SP500_ROWS - len(rejected)
+    assert sorted(events.rows + [r.row for r in rejected]) == list(range(1, SP500_ROWS + 1))
+    for row in rejected:
+        assert row.source == str(path) and row.record
+        assert CLEAR_REASON.fullmatch(row.reason), row.reason
+
+    assert set(events.types) == {"Stock"}
+    assert set(events.columns) == {"open", "high", "low", "close", "volume", "Name"}
+    assert len(set(events.columns["Name"])) == 505
+    assert all(type(value) is float for value in events.columns["close"])
+    assert all(type(t) is int and t % 86400 == 0 for t in events.times)
+    assert min(events.times) == FEB8_2013 and max(events.times) == FEB7_2018
+
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        raw = list(islice(reader, CHECKED_ROWS))
+    assert raw[0]["date"] == "2013-02-08"
+    checked = 0
+    for i, row in enumerate(events.rows):
+        if row > CHECKED_ROWS:
+            break
+        source = raw[row - 1]
+        assert events.times[i] == epoch_day(source["date"])
+        assert events.columns["Name"][i] == source["Name"]
+        assert events.columns["close"][i] == float(source["close"])
+        assert events.attrs(i)["Name"] == source["Name"]
+        checked += 1
+    assert checked == CHECKED_ROWS - sum(r.row <= CHECKED_ROWS for r in rejected)
+
+
+def _slice(path: Path, keep: dict[str, set[str]], limit: int, out: Path) -> Path:
+    """Write to ``out`` (CSV) the first ``limit`` rows whose columns hold allowed values."""
+    with gzip.open(path, "rt", newline="") as src, out.open("w", newline="") as dst:
+        reader = csv.DictReader(src)
+        assert reader.fieldnames is not None
+        writer = csv.DictWriter(dst, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        written = 0
+        for row in reader:
+            if all(row[col] in allowed for col, allowed in keep.items()):
+                writer.writerow(row)
+                written += 1
+                if written == limit:
+                    break
+    return out
+
+
+def test_greta_equals_twostep_on_sp500_down_trends(shared_data: Path, tmp_path: Path) -> None:
+    """GRETA's Q1 shape: down-trends of closing prices per company, on real prices."""
+    from helpers import canon
+    from trendagg import run
+
+    rows = _slice(shared_data / SP500, {"Name": {"AAPL", "IBM", "XOM"}}, 3 * 60, tmp_path / "s.csv")
+    query = (
+        "RETURN Name, COUNT(*), MIN(S.close), AVG(S.close) PATTERN Stock S+ "
+        "WHERE [Name] AND S.close > NEXT(S).close GROUP-BY Name WITHIN 14 days SLIDE 7 days"
+    )
+    expected = run(query, rows, strategy="twostep", event_type="Stock", time_col="date")
+    got = run(query, rows, strategy="greta", event_type="Stock", time_col="date")
+    assert canon(got) == canon(expected)
+    assert {r.group["Name"] for r in got} == {"AAPL", "IBM", "XOM"}
+    assert max(r.values["COUNT(*)"] for r in got) > 10  # real trends, not just single events
+
+
+def test_greta_equals_twostep_on_nab_rising_values(shared_data: Path, tmp_path: Path) -> None:
+    """Rising values per NAB device, with ISO timestamps, on two real series."""
+    from helpers import canon
+    from trendagg import run
+
+    series = {"realAWSCloudwatch/ec2_cpu_utilization_24ae8d", "realTraffic/speed_6005"}
+    rows = _slice(shared_data / "nab_real_long.csv.gz", {"series": series}, 400, tmp_path / "n.csv")
+    query = (
+        "RETURN series, COUNT(*), MAX(R.value) PATTERN Reading R+ "
+        "WHERE [series] AND R.value < NEXT(R).value GROUP-BY series WITHIN 1 hour SLIDE 30 min"
+    )
+    expected = run(query, rows, strategy="twostep", event_type="Reading", time_col="timestamp")
+    got = run(query, rows, strategy="greta", event_type="Reading", time_col="timestamp")
+    assert canon(got) == canon(expected)
+    assert len(got) > 20
