@@ -88,6 +88,7 @@ class QueryPlan:
     layout: AggLayout
     outputs: tuple[Output, ...]
     numeric: dict[str, frozenset[str]] = field(default_factory=dict)
+    edge_conditions: tuple[tuple[str, ast.BoolExpr], ...] = ()  # ("T -> T" or "* -> T", condition)
 
     def describe(self) -> str:
         """The compiled template and rules, as ``trendagg check`` prints them."""
@@ -103,12 +104,10 @@ class QueryPlan:
                 f"    {sign}{v.var}: type {v.type}; local: {local}; "
                 f"partition by: {parts}; requires: {', '.join(sorted(v.required)) or 'nothing'}"
             )
-        if self.edges or self.guards:
+        if self.edge_conditions:
             lines.append("  edge predicates:")
-            for (src, dst), fns in self.edges.items():
-                lines.append(f"    {src} -> {dst}: {len(fns)}")
-            for dst, fns in self.guards.items():
-                lines.append(f"    * -> {dst}: {len(fns)}")
+            for pair, condition in self.edge_conditions:
+                lines.append(f"    {pair}: {to_text(condition)}")
         lines.append(
             f"  partition: [{', '.join(a.text for a in self.partition_attrs)}]"
             f"  group: [{', '.join(a.text for a in self.group_attrs)}]"
@@ -145,6 +144,7 @@ def compile_query(query: ast.Query) -> QueryPlan:
     numeric: dict[str, set[str]] = {}
     edges: dict[tuple[str, str], list[PredFn]] = {}
     guards: dict[str, list[PredFn]] = {}
+    edge_conditions: list[tuple[str, ast.BoolExpr]] = []
     for cond in query.where:
         if isinstance(cond, ast.Equivalence):
             continue
@@ -157,6 +157,7 @@ def compile_query(query: ast.Query) -> QueryPlan:
             local[pred.var].append(pred)
             continue
         # validate() already refused edge predicates between never-adjacent variables
+        edge_conditions.append((f"{pred.src or '*'} -> {pred.dst}", cond))
         if pred.src is None:
             guards.setdefault(pred.dst, []).append(pred.fn)
             continue
@@ -225,6 +226,7 @@ def compile_query(query: ast.Query) -> QueryPlan:
         layout=AggLayout(tuple(count_vars), tuple(sums), tuple(mins), tuple(maxs)),
         outputs=tuple(outputs),
         numeric={t: frozenset(a) for t, a in numeric.items()},
+        edge_conditions=tuple(edge_conditions),
     )
 
 
