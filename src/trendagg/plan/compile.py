@@ -112,7 +112,8 @@ class QueryPlan:
             f"  partition: [{', '.join(a.text for a in self.partition_attrs)}]"
             f"  group: [{', '.join(a.text for a in self.group_attrs)}]"
         )
-        lines.append(f"  window: within {self.window.within} s, slide {self.window.slide} s")
+        w = self.window
+        lines.append(f"  window: within {w.within} s, slide {w.slide} s, pane {w.pane} s")
         lines.append(f"  outputs: {', '.join(o.name for o in self.outputs)}")
         return "\n".join(lines)
 

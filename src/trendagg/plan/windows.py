@@ -37,6 +37,16 @@ class WindowSpec:
             raise ValueError("window length and slide must be positive")
 
     @property
+    def pane(self) -> Fraction:
+        """Pane length: the gcd of WITHIN and SLIDE, so every window is a whole number of
+        panes and panes are shared by overlapping windows (GRETA, Section 7; HAMLET 3.1)."""
+        return pane_length([self.within, self.slide])
+
+    def pane_of(self, t: int | float | Fraction) -> int:
+        """The id p of the pane ``[p*pane, (p+1)*pane)`` that contains time t."""
+        return math.floor(_exact(t) / self.pane)
+
+    @property
     def integral(self) -> bool:
         return self.within.denominator == 1 and self.slide.denominator == 1
 
@@ -67,3 +77,14 @@ class WindowSpec:
         """The end of the last window containing t: after it, an event at t is needed nowhere."""
         r = self.windows_of(t)
         return self.end(r.stop - 1) if len(r) else _exact(t)
+
+
+def pane_length(durations: list[Fraction]) -> Fraction:
+    """The gcd of positive exact durations (Fractions): the longest pane that divides them all."""
+    numerator = 0
+    denominator = 1
+    for d in durations:
+        denominator = denominator * d.denominator // math.gcd(denominator, d.denominator)
+    for d in durations:
+        numerator = math.gcd(numerator, int(d * denominator))
+    return Fraction(numerator, denominator)
