@@ -172,3 +172,32 @@ def test_event_type_reads_a_file_without_a_type_column(tmp_path: Path) -> None:
     assert counts == {"A": 7, "B": 1}
     code, _, err = cli("run", str(queries), str(events), "--time-col", "date")
     assert code == 2 and "--event-type" in err
+
+
+def test_explain_shows_sharable_sets_and_per_burst_decisions(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100 s;\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100 s;\n"
+        "q3: RETURN COUNT(*) PATTERN B+ WHERE B.v < NEXT(B).v WITHIN 100 s;\n"
+    )
+    code, out, err = cli("explain", str(queries))
+    assert code == 0, err
+    assert "sharable B+ by {q1, q2}" in out
+    assert "B -> B (+): {q1, q2, q3}" in out
+    assert "not shared: B+ of q3 (edge predicate between B and NEXT(B))" in out
+    events = tmp_path / "ev.csv"
+    rows = ["type,time,v", "A,1,0", "C,1,0"] + [f"B,{t},{t}" for t in range(2, 10)]
+    events.write_text("\n".join(rows) + "\n")
+    code, out, err = cli("explain", str(queries), str(events))
+    assert code == 0, err
+    assert "per-burst decisions (hamlet" in out
+    assert "q1, q2" in out.split("per-burst decisions")[1]
+    assert "1 bursts, 1 shared" in out
+
+
+def test_run_defaults_to_hamlet_and_reports_sharing(worked: tuple[Path, Path]) -> None:
+    queries, events = worked
+    code, _, err = cli("run", str(queries), str(events))
+    assert code == 0
+    assert "strategy hamlet" in err and "Sharing:" in err

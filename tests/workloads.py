@@ -218,3 +218,105 @@ def cases(
     qs = [draw(queries(name=f"q{i + 1}", max_depth=max_depth)) for i in range(n_queries)]
     types = sorted({t for q in qs for t in pattern_types(q.pattern)})
     return qs, draw(streams(max_events=max_events, max_time=max_time, types=types))
+
+
+@st.composite
+def shared_query(draw: st.DrawFn, name: str, kleene: str = "B") -> ast.Query:
+    """A query with ``kleene+`` and a random prefix/suffix, predicates, aggregates, window."""
+    others = [t for t in TYPES if t != kleene]
+    var = kleene if draw(st.booleans()) else kleene.lower() + "k"
+    core: ast.Pattern = ast.Plus(ast.EventPattern(kleene, var))
+    shape = draw(st.integers(0, 6))
+    picks = draw(st.permutations(others))
+    a, c, n = ast.EventPattern(picks[0], picks[0]), ast.EventPattern(picks[1], picks[1]), picks[2]
+    if shape == 0:
+        body: ast.Pattern = core
+    elif shape == 1:
+        body = ast.Seq((a, core))
+    elif shape == 2:
+        body = ast.Seq((core, c))
+    elif shape == 3:
+        body = ast.Seq((a, core, c))
+    elif shape == 4:
+        body = ast.Plus(ast.Seq((a, core)))
+    elif shape == 5:
+        body = ast.Seq((a, ast.Not(ast.EventPattern(n, n)), core))
+    else:
+        body = (
+            ast.Seq((ast.Not(ast.EventPattern(n, n)), core, c))
+            if draw(st.booleans())
+            else ast.Seq((a, core, ast.Not(ast.EventPattern(n, n))))
+        )
+    where: list[ast.Condition] = []
+    if draw(st.integers(0, 2)) == 0:  # local predicate on the shared Kleene variable
+        where.append(
+            ast.Comparison(
+                draw(st.sampled_from(["<", ">=", "!="])),
+                ast.Attr(var, "x"),
+                ast.Number(draw(st.integers(0, 4))),
+            )
+        )
+    if draw(st.integers(0, 4)) == 0:  # NEXT(B) condition without the previous event
+        where.append(
+            ast.Comparison(">", ast.Attr(var, "x", next=True), ast.Number(draw(st.integers(0, 3))))
+        )
+    if draw(st.integers(0, 5)) == 0:  # an edge predicate: this query's B+ is not shared
+        where.append(ast.Comparison("<", ast.Attr(var, "x"), ast.Attr(var, "x", next=True)))
+    part = draw(st.integers(0, 2))
+    group_by: list[ast.PartAttr] = []
+    if part == 1:
+        where.append(ast.Equivalence((ast.PartAttr("g"),)))
+    elif part == 2:
+        group_by.append(ast.PartAttr("g"))
+    returns: list[ast.ReturnItem] = [ast.ReturnItem(x) for x in group_by]
+    returns.append(ast.ReturnItem(ast.Aggregate("COUNT")))
+    for func in draw(
+        st.lists(st.sampled_from(["COUNT", "SUM", "MIN", "MAX", "AVG"]), max_size=3, unique=True)
+    ):
+        returns.append(ast.ReturnItem(ast.Aggregate(func, var, None if func == "COUNT" else "x")))
+    if draw(st.booleans()):
+        returns.append(
+            ast.ReturnItem(ast.Aggregate("COUNT", a.var))
+            if shape in (1, 3, 4, 5)
+            else ast.ReturnItem(ast.Aggregate("MAX", var, "y"))
+        )
+    within = draw(st.sampled_from([4, 6, 8, 12]))
+    slide = draw(st.sampled_from([None, 2, within // 2]))
+    return ast.Query(
+        name,
+        tuple(returns),
+        body,
+        tuple(where),
+        tuple(group_by),
+        ast.Duration(within, "s"),
+        ast.Duration(slide, "s") if slide else None,
+    )
+
+
+@st.composite
+def shared_cases(
+    draw: st.DrawFn,
+    min_queries: int = 2,
+    max_queries: int = 8,
+    max_events: int = 16,
+    max_time: int = 12,
+) -> tuple[list[ast.Query], list[dict[str, object]]]:
+    """Workloads of queries sharing ``B+`` (often in long bursts), and streams over their types."""
+    n = draw(st.integers(min_queries, max_queries))
+    qs = [draw(shared_query(f"q{i + 1}")) for i in range(n)]
+    types = sorted({t for q in qs for t in pattern_types(q.pattern)})
+    weights = ["B"] * 4 + types  # bursts of B
+    count = draw(st.integers(3, max_events))
+    events = []
+    for _ in range(count):
+        e: dict[str, object] = {
+            "type": draw(st.sampled_from(weights)),
+            "time": draw(st.integers(0, max_time)),
+        }
+        if draw(st.integers(0, 9)) > 0:
+            e["x"] = draw(st.integers(0, 5))
+        e["y"] = draw(st.integers(0, 3))
+        if draw(st.integers(0, 9)) > 0:
+            e["g"] = draw(st.integers(0, 1))
+        events.append(e)
+    return qs, events

@@ -55,7 +55,7 @@ def run(
     queries: str | Workload,
     events: str | os.PathLike[str] | EventBatch | Iterable[Mapping[str, Any]],
     *,
-    strategy: str = "greta",
+    strategy: str = "hamlet",
     type_col: str = "type",
     time_col: str = "time",
     event_type: str | None = None,

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
+from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
 from trendagg.errors import InputError, TrendAggError
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -69,25 +70,29 @@ def _progress(
 
 
 def _summary(
-    *,
-    events: int,
-    rejected: int,
+    read: Any,
     queries: int,
-    partitions: int,
+    stats: dict[str, Any],
     rows: int,
     seconds: float,
     strategy: str,
     source: str,
     rejects: str | None,
 ) -> str:
+    """The one-paragraph run summary: events in, rejects, partitions, rows out, time, sharing."""
+    events = len(read.events)
+    rejected = len(read.rejected)
     rate = events / seconds if seconds > 0 else float("inf")
     rej = f"{rejected:,} rejected" + (f", written to {rejects}" if rejects and rejected else "")
-    return (
+    text = (
         f"trendagg: read {events + rejected:,} events ({rej}) from {source}; "
-        f"{queries} quer{'y' if queries == 1 else 'ies'}, {partitions:,} partitions, "
+        f"{queries} quer{'y' if queries == 1 else 'ies'}, {stats.get('partitions', 0):,} partitions, "
         f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
         f"({rate:,.0f} events/s)."
     )
+    if "hamlet" in stats:
+        text += f" Sharing: {stats['hamlet'].summary()}."
+    return text
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -111,7 +116,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not args.quiet:
             hint = "" if args.rejects else " (pass --rejects PATH to write them out)"
             print(f"trendagg: {summarize_rejects(read.rejected)}{hint}", file=err)
-    stats: dict[str, int] = {}
+    stats: dict[str, Any] = {}
     bar, tick = _progress(len(read.events), not args.quiet)
     with bar:
         rows = run_strategy(
@@ -129,15 +134,14 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.quiet:
         print(
             _summary(
-                events=len(read.events),
-                rejected=len(read.rejected),
-                queries=len(plans),
-                partitions=stats.get("partitions", 0),
-                rows=len(rows),
-                seconds=time.perf_counter() - started,
-                strategy=args.strategy,
-                source=args.events,
-                rejects=args.rejects,
+                read,
+                len(plans),
+                stats,
+                len(rows),
+                time.perf_counter() - started,
+                args.strategy,
+                args.events,
+                args.rejects,
             ),
             file=err,
         )
@@ -155,6 +159,52 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(file=out)
     print(
         f"trendagg: {args.queries}: {len(workload)} valid quer{'y' if len(workload) == 1 else 'ies'}.",
+        file=err,
+    )
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Sharable sets and merged templates; with events, HAMLET's decision per burst."""
+    from trendagg.plan.compile import compile_workload, numeric_requirements
+    from trendagg.plan.sharing import analyze
+
+    workload = _load_workload(args.queries)
+    plans = compile_workload(workload)
+    print(analyze(plans).describe(plans), file=out)
+    if args.events is None:
+        return 0
+    from trendagg.engine import run_strategy
+    from trendagg.io import read_events
+
+    read = read_events(
+        args.events,
+        type_col=args.type_col,
+        time_col=args.time_col,
+        event_type=args.event_type,
+        numeric=numeric_requirements(plans),
+    )
+    stats: dict[str, Any] = {}
+    started = time.perf_counter()
+    rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True)
+    seconds = time.perf_counter() - started
+    hstats = stats["hamlet"]
+    print(f"\nper-burst decisions ({args.strategy}; first {args.bursts}):", file=out)
+    width = max([4] + [len(d["type"]) for d in hstats.decisions[: args.bursts]])
+    print(f"  partition  {'type':<{width}}  events      n  snapshots  benefit  shared by", file=out)
+    for d in hstats.decisions[: args.bursts]:
+        key = ",".join(map(str, d["partition"])) or "-"
+        shared = ", ".join(d["shared"]) or "(not shared)"
+        print(
+            f"  {key:>9}  {d['type']:<{width}}  {d['events']:>6}  {d['n']:>5}  {d['snapshots']:>9}  "
+            f"{d['benefit']:>7}  {shared}",
+            file=out,
+        )
+    if len(hstats.decisions) > args.bursts:
+        print(f"  ... {len(hstats.decisions) - args.bursts:,} more bursts", file=out)
+    print(f"\ncounters: {hstats.summary()}", file=out)
+    print(
+        _summary(read, len(plans), stats, len(rows), seconds, args.strategy, args.events, None),
         file=err,
     )
     return 0
@@ -195,7 +245,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     read = EventBatch.from_records(
         rideshare(args.events, seed=args.seed), source="rideshare generator"
     )
-    stats: dict[str, int] = {}
+    stats: dict[str, Any] = {}
     rows = run_strategy(plans, read.events, args.strategy, stats=stats)
     seconds = time.perf_counter() - started
     for plan in plans:
@@ -204,15 +254,14 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(format_table(mine, max_rows=args.rows), file=out)
     print(
         _summary(
-            events=len(read.events),
-            rejected=len(read.rejected),
-            queries=len(plans),
-            partitions=stats.get("partitions", 0),
-            rows=len(rows),
-            seconds=seconds,
-            strategy=args.strategy,
-            source=f"the rideshare generator (seed {args.seed})",
-            rejects=None,
+            read,
+            len(plans),
+            stats,
+            len(rows),
+            seconds,
+            args.strategy,
+            f"the rideshare generator (seed {args.seed})",
+            None,
         ),
         file=out,
     )
@@ -245,7 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine", choices=("local",), default="local", help="where to run (default: local)"
     )
     run.add_argument(
-        "--strategy", choices=("greta", "twostep"), default="greta", help="default: greta"
+        "--strategy",
+        choices=STRATEGIES,
+        default=DEFAULT_STRATEGY,
+        help=f"default: {DEFAULT_STRATEGY}",
     )
     run.add_argument(
         "--format",
@@ -284,6 +336,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("queries")
     check.set_defaults(func=cmd_check)
 
+    explain = sub.add_parser(
+        "explain",
+        help="show sharable sets and merged templates; with events, per-burst sharing decisions",
+    )
+    explain.add_argument("queries")
+    explain.add_argument("events", nargs="?", default=None)
+    explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
+    explain.add_argument("--type-col", default="type")
+    explain.add_argument("--time-col", default="time")
+    explain.add_argument("--event-type", default=None, metavar="NAME")
+    explain.add_argument(
+        "--bursts", type=_positive_int, default=20, help="decisions to list (default 20)"
+    )
+    explain.set_defaults(func=cmd_explain)
+
     gen = sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
     gen.add_argument("kind", choices=("rideshare",))
     gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
@@ -300,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the bundled rideshare workload on a generated stream")
     demo.add_argument("--events", "-n", type=_positive_int, default=20_000)
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--strategy", choices=("greta", "twostep"), default="greta")
+    demo.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY)
     demo.add_argument("--rows", type=_positive_int, default=8, help="result rows to show per query")
     demo.set_defaults(func=cmd_demo)
     return parser

@@ -11,23 +11,32 @@ from typing import Any
 
 from trendagg.errors import InputError
 
-STRATEGIES = ("greta", "twostep")
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
+DEFAULT_STRATEGY = "hamlet"
 
 
 def run_strategy(
     plans: list[Any],
     events: Any,
-    strategy: str = "greta",
+    strategy: str = DEFAULT_STRATEGY,
     *,
     trend_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
-    stats: dict[str, int] | None = None,
+    stats: dict[str, Any] | None = None,
+    log: bool = False,
 ) -> list[Any]:
     """Run compiled query plans over an EventBatch with the named strategy.
 
     ``progress`` is called with the number of events done since its last call;
-    ``stats`` (a dict) receives counters such as ``partitions``.
+    ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet``, the
+    sharing counters); ``log`` keeps HAMLET's per-burst decisions in them.
     """
+    if strategy in ("hamlet", "hamlet-static"):
+        from trendagg.engine.hamlet import run_hamlet
+
+        return run_hamlet(
+            plans, events, dynamic=strategy == "hamlet", progress=progress, stats=stats, log=log
+        )
     if strategy == "greta":
         from trendagg.engine.greta import run_greta
 

@@ -1,0 +1,706 @@
+"""HAMLET: shared online trend aggregation with a dynamic sharing optimizer.
+
+Queries that share a Kleene sub-pattern ``E+`` (see :mod:`trendagg.plan.sharing`)
+run in one executor per component. Each query keeps its GRETA graph per
+partition for everything it does not share. Events of type E that arrive with
+no other event type of the component in between, within one pane, form a
+*burst* (HAMLET, Def. 4.1); a burst is buffered until complete and then
+processed either non-shared (each query's GRETA graph, one event at a time) or
+shared:
+
+* A *graphlet-level snapshot* X (Def. 3.9, Eq. 5) holds, per query and window,
+  the registers entering the burst: the trends that end before it in the
+  predecessor states of E (including earlier E events) plus the trend an event
+  of E starts where E is a start state of that query.
+* Each burst event gets a *snapshot coefficient* table (the hash table of
+  Algorithm 1): a linear map from each snapshot's registers to the event's
+  registers, computed once for all sharing queries. The map carries every
+  aggregate, not only COUNT(*): ``count -> c*count``, the occurrence count of
+  E's variable ``-> c*cnt + v*count``, ``SUM(E.a) -> c*sum + w_a*count``, other
+  registers ``-> c*r``, and MIN/MAX of E's attributes through the extreme of
+  the events on the paths from the snapshot (the papers' simplifying
+  assumptions 3.0 are dropped).
+* An event that some sharing queries bind and others do not (local
+  predicates, ``NEXT(E)`` conditions) gets an *event-level snapshot* Z
+  (Def. 3.11): its registers are computed per query, and later events refer
+  to Z.
+* At the end of the burst the summed map is applied once per query and
+  window: the totals of E, the results if E ends the query, the frontier
+  totals of negated transitions. So a shared burst of b events costs about
+  b times the number of live snapshots, plus k times the windows, instead of
+  k times b.
+
+The dynamic optimizer (Section 4) decides per burst which queries share it,
+with the benefit model of Def. 4.2 / Eq. 7 fed with live statistics and the
+snapshot-driven and benefit-driven pruning principles (Theorems 4.3, 4.5):
+queries that introduce no event-level snapshot always share; every other
+query is classified by one benefit test, so a decision costs O(m).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from trendagg.engine.aggregates import Registers, exact
+from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime
+from trendagg.io.batch import EventBatch
+from trendagg.io.results import ResultRow
+from trendagg.plan.compile import QueryPlan
+from trendagg.plan.sharing import Component, SharableSet, analyze
+from trendagg.plan.windows import WindowSpec
+
+Vec = list[Any]
+Entry = list[Any]  # [c, v, w_1..w_A, pmin_1..pmin_B, pmax_1..pmax_C]
+
+
+# ----------------------------------------------------------------------------- benefit model
+
+
+def shared_cost(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
+    """Shared(G_E, Q_E) = b*n*s_p + s_c*k*g*t (HAMLET, Eq. 7)."""
+    return b * n * s_p + s_c * k * g * t
+
+
+def nonshared_cost(b: int, n: int, k: int) -> int:
+    """NonShared(G_E^i, Q_E) = k*b*n (HAMLET, Eq. 7)."""
+    return k * b * n
+
+
+def benefit(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
+    """Benefit of sharing a burst: NonShared - Shared (HAMLET, Def. 4.2)."""
+    return nonshared_cost(b, n, k) - shared_cost(b, n, s_p, s_c, k, g, t)
+
+
+# ----------------------------------------------------------------------------- shared maps
+
+
+class _MapAlgebra:
+    """Coefficient entries of one sharable set, over the attributes of E its queries read."""
+
+    def __init__(self, sums: list[str], mins: list[str], maxs: list[str]):
+        self.sums = sums
+        self.mins = mins
+        self.maxs = maxs
+        self.w0 = 2
+        self.m0 = 2 + len(sums)
+        self.x0 = self.m0 + len(mins)
+        self.size = self.x0 + len(maxs)
+
+    def identity(self) -> Entry:
+        return [1, 0] + [0] * len(self.sums) + [None] * (len(self.mins) + len(self.maxs))
+
+    def own(self, entry: Entry, attrs: Mapping[str, object]) -> Entry:
+        """Compose with an event of E: it counts itself and adds its attribute values.
+
+        An attribute the event lacks is read by no query that shares it (such a
+        query would not bind the event, making it an event-level snapshot): skip it.
+        """
+        c = entry[0]
+        out = list(entry)
+        out[1] = entry[1] + c
+        for j, a in enumerate(self.sums):
+            v = attrs.get(a)
+            if v is not None:
+                out[self.w0 + j] = entry[self.w0 + j] + exact(v) * c
+        for j, a in enumerate(self.mins):
+            v = attrs.get(a)
+            cur = entry[self.m0 + j]
+            if v is not None and (cur is None or v < cur):  # type: ignore[operator]
+                out[self.m0 + j] = v
+        for j, a in enumerate(self.maxs):
+            v = attrs.get(a)
+            cur = entry[self.x0 + j]
+            if v is not None and (cur is None or v > cur):  # type: ignore[operator]
+                out[self.x0 + j] = v
+        return out
+
+    def add_into(self, acc: Entry, entry: Entry) -> None:
+        for i in range(self.m0):
+            acc[i] += entry[i]
+        for i in range(self.m0, self.size):
+            v = entry[i]
+            if v is None:
+                continue
+            cur = acc[i]
+            if cur is None or (v < cur if i < self.x0 else v > cur):
+                acc[i] = v
+
+    def add_map(self, acc: dict[int, Entry], other: dict[int, Entry]) -> None:
+        for sid, entry in other.items():
+            mine = acc.get(sid)
+            if mine is None:
+                acc[sid] = list(entry)
+            else:
+                self.add_into(mine, entry)
+
+
+@dataclass
+class _View:
+    """How a query's register layout meets the shared map of its set."""
+
+    var: str
+    regs: Registers
+    cnt: list[int]
+    sums: list[tuple[int, int]]
+    mins: list[tuple[int, int]]
+    maxs: list[tuple[int, int]]
+
+    def apply(self, entry: Entry, vec: Vec, alg: _MapAlgebra) -> Vec | None:
+        count = vec[0]
+        if not count:
+            return None
+        c = entry[0]
+        regs = self.regs
+        out = [x * c for x in vec[: regs.n_add]] + list(vec[regs.n_add :])
+        v = entry[1]
+        for i in self.cnt:
+            out[i] += v * count
+        for i, j in self.sums:
+            out[i] += entry[alg.w0 + j] * count
+        for i, j in self.mins:
+            m = entry[alg.m0 + j]
+            if m is not None and (out[i] is None or m < out[i]):
+                out[i] = m
+        for i, j in self.maxs:
+            m = entry[alg.x0 + j]
+            if m is not None and (out[i] is None or m > out[i]):
+                out[i] = m
+        return out
+
+
+def _view(plan: QueryPlan, type_: str, regs: Registers, alg: _MapAlgebra) -> _View:
+    var = plan.type_to_var[type_]
+    lay = plan.layout
+    base = 1 + len(lay.count_vars)
+    return _View(
+        var=var,
+        regs=regs,
+        cnt=[1 + i for i, v in enumerate(lay.count_vars) if v == var],
+        sums=[(base + i, alg.sums.index(a)) for i, (v, a) in enumerate(lay.sums) if v == var],
+        mins=[
+            (regs.min_start + i, alg.mins.index(a)) for i, (v, a) in enumerate(lay.mins) if v == var
+        ],
+        maxs=[
+            (regs.max_start + i, alg.maxs.index(a)) for i, (v, a) in enumerate(lay.maxs) if v == var
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class HamletStats:
+    """What a run did: bursts, sharing decisions, snapshots, time spent deciding."""
+
+    bursts: int = 0
+    shared_bursts: int = 0
+    splits: int = 0
+    merges: int = 0
+    graphlet_snapshots: int = 0
+    event_snapshots: int = 0
+    snapshots_propagated: int = 0
+    decision_seconds: float = 0.0
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def snapshots(self) -> int:
+        return self.graphlet_snapshots + self.event_snapshots
+
+    def summary(self) -> str:
+        return (
+            f"{self.bursts:,} bursts, {self.shared_bursts:,} shared; {self.splits:,} splits, "
+            f"{self.merges:,} merges; {self.snapshots:,} snapshots ({self.graphlet_snapshots:,} "
+            f"graphlet-level, {self.event_snapshots:,} event-level), "
+            f"{self.snapshots_propagated:,} propagated; "
+            f"{self.decision_seconds * 1000:.1f} ms deciding"
+        )
+
+
+# ----------------------------------------------------------------------------- executor
+
+
+class _Burst:
+    __slots__ = ("type_", "batches")
+
+    def __init__(self, type_: str):
+        self.type_ = type_
+        self.batches: list[tuple[Any, list[Mapping[str, object]]]] = []
+
+
+class _ComponentPartition:
+    __slots__ = ("burst", "shared_last", "recent")
+
+    def __init__(self) -> None:
+        self.burst: _Burst | None = None
+        self.shared_last: dict[str, bool] = {}
+        self.recent: deque[Any] = deque()  # times of recent events: the live n of Eq. 7
+
+
+class _ComponentRuntime:
+    """One executor for the queries of a component, over shared partitions."""
+
+    def __init__(
+        self,
+        plans: list[QueryPlan],
+        comp: Component,
+        dynamic: bool,
+        stats: HamletStats,
+        log: bool,
+    ):
+        self.plans = plans
+        self.comp = comp
+        self.dynamic = dynamic
+        self.stats = stats
+        self.log = log
+        self.queries = list(comp.queries)
+        self.rts = {q: _QueryRuntime(plans[q]) for q in self.queries}
+        self.names = comp.partition_names
+        # each query's key lists its partition attributes in its own order
+        self.key_order = {
+            q: tuple(self.names.index(a.name) for a in plans[q].partition_attrs)
+            for q in self.queries
+        }
+        self.types = {t for q in self.queries for t in plans[q].type_to_var}
+        self.sets: dict[str, SharableSet] = {s.type_: s for s in comp.sets}
+        self.window = WindowSpec(comp.pane, comp.pane)  # pane arithmetic
+        self.span = max(plans[q].window.within for q in self.queries)
+        self.partitions: dict[tuple[object, ...], _ComponentPartition] = {}
+        self.pane: int | None = None
+        self.algebras: dict[str, _MapAlgebra] = {}
+        self.views: dict[tuple[int, str], _View] = {}
+        self.n_types: dict[str, int] = {}
+        for s in comp.sets:
+            sums: list[str] = []
+            mins: list[str] = []
+            maxs: list[str] = []
+            for q in s.queries:
+                plan = plans[q]
+                var = plan.type_to_var[s.type_]
+                for src, target in (
+                    (plan.layout.sums, sums),
+                    (plan.layout.mins, mins),
+                    (plan.layout.maxs, maxs),
+                ):
+                    for v, a in src:
+                        if v == var and a not in target:
+                            target.append(a)
+            alg = _MapAlgebra(sums, mins, maxs)
+            self.algebras[s.type_] = alg
+            for q in s.queries:
+                self.views[(q, s.type_)] = _view(plans[q], s.type_, self.rts[q].regs, alg)
+            self.n_types[s.type_] = max(
+                1,
+                max(
+                    len(
+                        {
+                            plans[q].vars[t.src].type
+                            for t in plans[q].template.transitions
+                            if t.dst == plans[q].type_to_var[s.type_]
+                        }
+                    )
+                    for q in s.queries
+                ),
+            )
+
+    # -- partitions of each query ---------------------------------------------------
+
+    def _part(self, q: int, key: tuple[object, ...]) -> _Partition:
+        rt = self.rts[q]
+        qkey = tuple(key[i] for i in self.key_order[q])
+        part = rt.partitions.get(qkey)
+        if part is None:
+            part = rt.partitions[qkey] = _Partition(rt, qkey)
+            rt.created += 1
+        return part
+
+    def _plain(
+        self,
+        q: int,
+        key: tuple[object, ...],
+        t: Any,
+        events: list[tuple[str, Mapping[str, object]]],
+    ) -> None:
+        plan = self.plans[q]
+        items = []
+        for typ, attrs in events:
+            var = plan.type_to_var.get(typ)
+            if var is not None and plan.vars[var].accepts(attrs):
+                items.append((var, attrs))
+        if items:
+            self._part(q, key).process(t, items)
+
+    # -- the event loop --------------------------------------------------------------
+
+    def advance_to(self, t: Any) -> list[ResultRow]:
+        pane = self.window.pane_of(t)
+        if self.pane is not None and pane != self.pane:
+            self.flush_all(t)
+        self.pane = pane
+        rows: list[ResultRow] = []
+        for q in self.queries:
+            rows.extend(self.rts[q].advance_to(t))
+        return rows
+
+    def process(self, t: Any, events: list[tuple[str, Mapping[str, object]]]) -> None:
+        groups: dict[tuple[object, ...], list[tuple[str, Mapping[str, object]]]] = {}
+        for typ, attrs in events:
+            if typ not in self.types:
+                continue
+            key = tuple(attrs.get(n) for n in self.names)
+            if None in key:
+                continue
+            groups.setdefault(key, []).append((typ, attrs))
+        for key, evs in groups.items():
+            cp = self.partitions.get(key)
+            if cp is None:
+                cp = self.partitions[key] = _ComponentPartition()
+            cp.recent.extend(t for _ in evs)
+            while cp.recent and cp.recent[0] <= t - self.span:
+                cp.recent.popleft()
+            kinds = {typ for typ, _ in evs}
+            kleene = next(iter(kinds)) if len(kinds) == 1 else None
+            if kleene is not None and kleene in self.sets:
+                if cp.burst is not None and cp.burst.type_ != kleene:
+                    self._flush(key, cp)
+                if cp.burst is None:
+                    cp.burst = _Burst(kleene)
+                cp.burst.batches.append((t, [a for _, a in evs]))
+                continue
+            if cp.burst is not None:
+                self._flush(key, cp)
+            for q in self.queries:
+                self._plain(q, key, t, evs)
+
+    def flush_all(self, t: Any = None) -> None:
+        """Complete every buffered burst (a pane ended); forget partitions idle for a window."""
+        dead = []
+        for key, cp in self.partitions.items():
+            if cp.burst is not None:
+                self._flush(key, cp)
+            if t is not None:
+                while cp.recent and cp.recent[0] <= t - self.span:
+                    cp.recent.popleft()
+                if not cp.recent:
+                    dead.append(key)
+        for key in dead:
+            del self.partitions[key]
+
+    def finish(self) -> list[ResultRow]:
+        self.flush_all()
+        rows: list[ResultRow] = []
+        for q in self.queries:
+            rows.extend(self.rts[q].finish())
+        return rows
+
+    # -- one burst -------------------------------------------------------------------
+
+    def _flush(self, key: tuple[object, ...], cp: _ComponentPartition) -> None:
+        burst = cp.burst
+        assert burst is not None
+        cp.burst = None
+        type_ = burst.type_
+        sset = self.sets[type_]
+        stats = self.stats
+        stats.bursts += 1
+        events = [(t, attrs) for t, batch in burst.batches for attrs in batch]
+        # who binds each event, and whose NEXT(E) conditions let it extend trends
+        binds: dict[int, list[int]] = {}
+        for q in sset.queries:
+            plan = self.plans[q]
+            info = plan.vars[plan.type_to_var[type_]]
+            guards = plan.guards.get(info.var, ())
+            flags = []
+            for _, attrs in events:
+                if not info.accepts(attrs):
+                    flags.append(0)
+                elif guards and not all(g(_EMPTY, attrs) for g in guards):
+                    flags.append(1)
+                else:
+                    flags.append(2)
+            binds[q] = flags
+        started = _time.perf_counter()
+        shared = (
+            self._choose(sset, binds, len(events), len(cp.recent), key)
+            if len(sset.queries) > 1
+            else []
+        )
+        stats.decision_seconds += _time.perf_counter() - started
+        was = cp.shared_last.get(type_)
+        now = len(shared) > 1
+        if was is not None and was != now:
+            if now:
+                stats.merges += 1
+            else:
+                stats.splits += 1
+        cp.shared_last[type_] = now
+        if not now:
+            shared = []
+        for q in self.queries:
+            if q in shared or type_ not in self.plans[q].type_to_var:
+                continue
+            for t, batch in burst.batches:
+                self._plain(q, key, t, [(type_, a) for a in batch])
+        if shared:
+            stats.shared_bursts += 1
+            self._shared(key, sset, shared, burst, events, binds)
+
+    def _choose(
+        self,
+        sset: SharableSet,
+        binds: dict[int, list[int]],
+        b: int,
+        n: int,
+        key: tuple[object, ...],
+    ) -> list[int]:
+        """The queries that share this burst (HAMLET, Section 4.3)."""
+        queries = list(sset.queries)
+        t = self.n_types[sset.type_]
+        g = b
+        n = max(n, 1)
+        # hamlet-static always shares what is sharable
+        chosen = self._prune(queries, binds, b, n, g, t) if self.dynamic else queries
+        k = len(chosen)
+        snaps = 1
+        if k > 1:
+            snaps += sum(
+                1
+                for i in range(b)
+                if len({binds[q][i] for q in chosen}) > 1 or any(binds[q][i] == 1 for q in chosen)
+            )
+        gain = benefit(b, n, snaps, snaps, k, g, t)
+        share = k > 1 and (gain > 0 or not self.dynamic)
+        if self.log:
+            self.stats.decisions.append(
+                {
+                    "partition": key,
+                    "type": sset.type_,
+                    "events": b,
+                    "n": n,
+                    "candidates": [self.plans[q].name for q in queries],
+                    "shared": [self.plans[q].name for q in chosen] if share else [],
+                    "snapshots": snaps,
+                    "benefit": gain,
+                }
+            )
+        return sorted(chosen) if share else []
+
+    @staticmethod
+    def _prune(
+        queries: list[int], binds: dict[int, list[int]], b: int, n: int, g: int, t: int
+    ) -> list[int]:
+        """Snapshot-driven, then benefit-driven pruning (Theorems 4.3 and 4.5): O(m) tests."""
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for q in queries:
+            groups.setdefault(tuple(binds[q]), []).append(q)
+        core_sig, core = max(groups.items(), key=lambda kv: len(kv[1]))
+        chosen = list(core)  # they introduce no event-level snapshot among themselves
+        k0 = len(core)
+        for sig, members in groups.items():
+            if sig == core_sig:
+                continue
+            extra = sum(1 for x, y in zip(sig, core_sig, strict=True) if x != y)
+            with_q = shared_cost(b, n, 1 + extra, 1 + extra, k0 + 1, g, t)
+            without = shared_cost(b, n, 1, 1, k0, g, t) + nonshared_cost(b, n, 1)
+            if with_q <= without:  # Theorem 4.5: sharing q pays, with the others or not at all
+                chosen.extend(members)
+        return chosen
+
+    def _shared(
+        self,
+        key: tuple[object, ...],
+        sset: SharableSet,
+        queries: list[int],
+        burst: _Burst,
+        events: list[tuple[Any, Mapping[str, object]]],
+        binds: dict[int, list[int]],
+    ) -> None:
+        type_ = sset.type_
+        alg = self.algebras[type_]
+        stats = self.stats
+        t1 = burst.batches[0][0]
+        t_last = burst.batches[-1][0]
+        parts = {q: self._part(q, key) for q in queries}
+        views = {q: self.views[(q, type_)] for q in queries}
+        # graphlet-level snapshot X: registers entering the burst, per query and window
+        snap: list[dict[int, dict[int, Vec]]] = [{}]
+        starts: dict[int, dict[int, int]] = {}
+        for q in queries:
+            g = parts[q].root
+            var = views[q].var
+            ks = self.plans[q].window.windows_of(t1)
+            preds: dict[int, Vec] = {}
+            for tr in g.incoming[var]:
+                assert not tr.preds, "edge predicates on a shared Kleene type are not shared"
+                g._collect(tr, ks, _EMPTY, preds)
+            is_start = var == g.template.start
+            table: dict[int, Vec] = {}
+            st: dict[int, int] = {}
+            for k in ks:
+                s = 1 if is_start and (k not in g.blocked or t1 <= g.blocked[k]) else 0
+                st[k] = s
+                vec = preds.get(k)
+                if vec is None:
+                    if not s:
+                        continue
+                    vec = views[q].regs.zero()
+                vec = list(vec)
+                vec[0] += s
+                if vec[0]:
+                    table[k] = vec
+            snap[0][q] = table
+            starts[q] = st
+        stats.graphlet_snapshots += 1
+        if self.log and stats.decisions:
+            stats.decisions[-1]["snapshot"] = {
+                self.plans[q].name: {k: vec[0] for k, vec in snap[0][q].items()} for q in queries
+            }
+        prefix: dict[int, Entry] = {}
+        total: dict[int, Entry] = {}
+        pos = 0
+        for _t, batch in burst.batches:
+            made: list[dict[int, Entry]] = []
+            for attrs in batch:
+                i = pos
+                pos += 1
+                flags = [binds[q][i] for q in queries]
+                if not any(flags):
+                    continue
+                stats.snapshots_propagated += 1 + len(prefix)
+                if all(f == 2 for f in flags):
+                    base = {0: alg.identity()}
+                    alg.add_map(base, prefix)
+                    made.append({sid: alg.own(e, attrs) for sid, e in base.items()})
+                    continue
+                # event-level snapshot (Def. 3.11): registers per query, then shared onwards
+                table_z: dict[int, dict[int, Vec]] = {}
+                for q, f in zip(queries, flags, strict=True):
+                    if not f:
+                        continue
+                    view = views[q]
+                    per_k: dict[int, Vec] = {}
+                    for k, s in starts[q].items():
+                        pred = (
+                            self._evaluate(prefix, snap, q, k, view, alg, snap[0][q].get(k))
+                            if f == 2
+                            else None
+                        )
+                        vec = view.regs.extend(view.var, attrs, pred, 0 if f == 2 else s)
+                        if vec is not None:
+                            per_k[k] = vec
+                    table_z[q] = per_k
+                snap.append(table_z)
+                stats.event_snapshots += 1
+                made.append({len(snap) - 1: alg.identity()})
+            for m in made:
+                alg.add_map(prefix, m)
+                alg.add_map(total, m)
+        # apply the burst once per query and window
+        for q in queries:
+            part = parts[q]
+            g = part.root
+            view = views[q]
+            state = g.states[view.var]
+            ends = []
+            for k in starts[q]:
+                delta = self._evaluate(total, snap, q, k, view, alg, None)
+                if delta is None or not delta[0]:
+                    continue
+                if state.totals is not None:
+                    tot = state.totals.get(k)
+                    if tot is None:
+                        tot = state.totals[k] = Total(g.alg, False)
+                    tot.add(t1, delta)
+                for tr in state.negated_out:
+                    assert tr.totals is not None
+                    tot = tr.totals.get(k)
+                    if tot is None:
+                        tot = tr.totals[k] = Total(g.alg, True)
+                    tot.add(t1, list(delta))
+                if view.var == g.template.end:
+                    ends.append((k, list(delta)))
+            if ends:
+                part._add_results(t1, ends)
+            part.last_time = t_last
+
+    @staticmethod
+    def _evaluate(
+        mapping: dict[int, Entry],
+        snap: list[dict[int, dict[int, Vec]]],
+        q: int,
+        k: int,
+        view: _View,
+        alg: _MapAlgebra,
+        plus: Vec | None,
+    ) -> Vec | None:
+        """Registers of a map for query q and window k, plus an optional vector."""
+        acc = list(plus) if plus is not None else None
+        for sid, entry in mapping.items():
+            val = snap[sid].get(q, {}).get(k)
+            if val is None:
+                continue
+            out = view.apply(entry, val, alg)
+            if out is None:
+                continue
+            if acc is None:
+                acc = out
+            else:
+                view.regs.add_into(acc, out)
+        return acc
+
+
+def run_hamlet(
+    plans: list[QueryPlan],
+    events: EventBatch,
+    *,
+    dynamic: bool = True,
+    progress: Any = None,
+    stats: dict[str, Any] | None = None,
+    log: bool = False,
+) -> list[ResultRow]:
+    """Every (query, group, window) row, sharing Kleene sub-patterns where it pays."""
+    analysis = analyze(plans)
+    hstats = HamletStats()
+    components = [_ComponentRuntime(plans, c, dynamic, hstats, log) for c in analysis.components]
+    singles = {q: _QueryRuntime(plans[q]) for q in analysis.unshared}
+    order = sorted(range(len(events)), key=lambda i: events.times[i])
+    types = events.types
+    times = events.times
+    rows: list[ResultRow] = []
+    pos = 0
+    n = len(order)
+    while pos < n:
+        t = times[order[pos]]
+        end = pos
+        batch: list[tuple[str, Mapping[str, object]]] = []
+        while end < n and times[order[end]] == t:
+            i = order[end]
+            batch.append((types[i], events.attrs(i)))
+            end += 1
+        for comp in components:
+            rows.extend(comp.advance_to(t))
+            comp.process(t, batch)
+        for rt in singles.values():
+            rows.extend(rt.advance_to(t))
+            rt.process(t, batch)
+        if progress is not None:
+            progress(end - pos)
+        pos = end
+    for comp in components:
+        rows.extend(comp.finish())
+    for rt in singles.values():
+        rows.extend(rt.finish())
+    if stats is not None:
+        stats["partitions"] = (
+            stats.get("partitions", 0)
+            + sum(rt.created for c in components for rt in c.rts.values())
+            + sum(rt.created for rt in singles.values())
+        )
+        stats["hamlet"] = hstats
+    order_of = {p.name: i for i, p in enumerate(plans)}
+    rows.sort(key=lambda r: order_of[r.query])
+    return rows
