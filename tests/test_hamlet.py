@@ -191,4 +191,4 @@ def test_workload_analysis_finds_sharable_sets_and_reasons() -> None:
     assert analysis.blocked == {(2, "T"): "edge predicate between T and NEXT(T)"}
     text = analysis.describe(plans)
     assert "sharable T+ by {a, b}" in text
-    assert "T -> T (+): {a, b, c}" in text
+    assert "T -> T (+): {a, b, c, d}" in text
