@@ -88,6 +88,23 @@ def test_snapshots_x_and_y_of_tables_3_and_4(strategy: str) -> None:
     assert stats.shared_bursts == 2 and stats.event_snapshots == 0
 
 
+def test_event_level_snapshot_z_of_table_5() -> None:
+    """The edge (b5, b6) holds for q1 but not for q2 (Figure 5(c)): b6 becomes snapshot z."""
+    text = FIGURE_4 + "q2b: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x < NEXT(B).x WITHIN 100 s;"
+    text = text.replace("q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100 s;", "")
+    xs = {"b4": {"x": 1}, "b5": {"x": 3}, "b6": {"x": 2}, "b7": {"x": 4}, "b13": {"x": 9}}
+    events = stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13", **xs)
+    rows, stats = run(text, events, "hamlet-static", log=True)
+    first, second = [d for d in stats.decisions if d["shared"]]
+    assert first["snapshot"] == {"q1": {0: 2}, "q2b": {0: 1}}  # x
+    assert first["event_snapshot_values"] == [
+        {"q1": {0: 8}, "q2b": {0: 2}}
+    ]  # z = x + b4 + b5; x + b4
+    assert second["snapshot"] == {"q1": {0: 34}, "q2b": {0: 15}}  # y of Table 5
+    assert counts(rows) == {"q1": 30 + 34, "q2b": (1 + 2 + 2 + 6) + 15}
+    assert canon(rows) == canon(run(text, events, "twostep")[0])
+
+
 # -- the pitfalls found in the authors' code --------------------------------------------
 
 
@@ -182,13 +199,14 @@ def test_workload_analysis_finds_sharable_sets_and_reasons() -> None:
             b: RETURN COUNT(*) PATTERN SEQ(P, T+, D) WHERE [driver] WITHIN 5 min SLIDE 1 min;
             c: RETURN COUNT(*) PATTERN T+ WHERE [driver] AND T.s < NEXT(T).s WITHIN 10 min;
             d: RETURN COUNT(*) PATTERN SEQ(R, T+) WHERE [rider] WITHIN 10 min;
+            e: RETURN COUNT(*) PATTERN SEQ(R, T+) WHERE [T.driver] WITHIN 10 min;
             """
         )
     )
     analysis = analyze(plans)
-    assert [(s.type_, s.queries, s.pane) for s in analysis.sets] == [("T", (0, 1), 60)]
-    assert analysis.unshared == (2, 3)
-    assert analysis.blocked == {(2, "T"): "edge predicate between T and NEXT(T)"}
+    assert [(s.type_, s.queries, s.pane) for s in analysis.sets] == [("T", (0, 1, 2), 60)]
+    assert analysis.unshared == (3, 4)
+    assert analysis.blocked == {(4, "T"): "qualified partition attributes"}
     text = analysis.describe(plans)
-    assert "sharable T+ by {a, b}" in text
-    assert "T -> T (+): {a, b, c, d}" in text
+    assert "sharable T+ by {a, b, c}" in text
+    assert "T -> T (+): {a, b, c, d, e}" in text

@@ -260,8 +260,13 @@ def shared_query(draw: st.DrawFn, name: str, kleene: str = "B") -> ast.Query:
         where.append(
             ast.Comparison(">", ast.Attr(var, "x", next=True), ast.Number(draw(st.integers(0, 3))))
         )
-    if draw(st.integers(0, 5)) == 0:  # an edge predicate: this query's B+ is not shared
-        where.append(ast.Comparison("<", ast.Attr(var, "x"), ast.Attr(var, "x", next=True)))
+    if draw(st.integers(0, 3)) == 0:  # edge predicate on B+: pairs differ between queries
+        op = draw(st.sampled_from(["<", "<=", ">", "!="]))
+        where.append(ast.Comparison(op, ast.Attr(var, "x"), ast.Attr(var, "x", next=True)))
+    if shape in (1, 3, 4, 5) and draw(st.integers(0, 4)) == 0:  # from the prefix into B
+        where.append(ast.Comparison("<=", ast.Attr(a.var, "y"), ast.Attr(var, "y", next=True)))
+    if shape in (2, 3) and draw(st.integers(0, 4)) == 0:  # from B to the suffix: B is scanned
+        where.append(ast.Comparison(">=", ast.Attr(var, "y"), ast.Attr(c.var, "y", next=True)))
     part = draw(st.integers(0, 2))
     group_by: list[ast.PartAttr] = []
     if part == 1:

@@ -266,6 +266,11 @@ class _ComponentRuntime:
             for q in self.queries
         }
         self.types = {t for q in self.queries for t in plans[q].type_to_var}
+        # the queries each event type concerns, so an event visits only those
+        self.by_type: dict[str, list[int]] = {}
+        for q in self.queries:
+            for t in plans[q].type_to_var:
+                self.by_type.setdefault(t, []).append(q)
         self.sets: dict[str, SharableSet] = {s.type_: s for s in comp.sets}
         self.window = WindowSpec(comp.pane, comp.pane)  # pane arithmetic
         self.span = max(plans[q].window.within for q in self.queries)
@@ -373,7 +378,8 @@ class _ComponentRuntime:
                 continue
             if cp.burst is not None:
                 self._flush(key, cp)
-            for q in self.queries:
+            concerned = sorted({q for typ in kinds for q in self.by_type[typ]})
+            for q in concerned:
                 self._plain(q, key, t, evs)
 
     def flush_all(self, t: Any = None) -> None:
@@ -408,21 +414,10 @@ class _ComponentRuntime:
         stats = self.stats
         stats.bursts += 1
         events = [(t, attrs) for t, batch in burst.batches for attrs in batch]
-        # who binds each event, and whose NEXT(E) conditions let it extend trends
-        binds: dict[int, list[int]] = {}
-        for q in sset.queries:
-            plan = self.plans[q]
-            info = plan.vars[plan.type_to_var[type_]]
-            guards = plan.guards.get(info.var, ())
-            flags = []
-            for _, attrs in events:
-                if not info.accepts(attrs):
-                    flags.append(0)
-                elif guards and not all(g(_EMPTY, attrs) for g in guards):
-                    flags.append(1)
-                else:
-                    flags.append(2)
-            binds[q] = flags
+        # per query and event: 0 not bound, 1 bound but a NEXT(E) condition fails (it only
+        # starts trends), 2 bound with every predecessor, 3 bound but an edge predicate
+        # drops some predecessor (its registers are computed for that query alone)
+        binds = {q: self._bind_flags(q, key, type_, events) for q in sset.queries}
         started = _time.perf_counter()
         shared = (
             self._choose(sset, binds, len(events), len(cp.recent), key)
@@ -440,14 +435,53 @@ class _ComponentRuntime:
         cp.shared_last[type_] = now
         if not now:
             shared = []
-        for q in self.queries:
-            if q in shared or type_ not in self.plans[q].type_to_var:
+        for q in self.by_type[type_]:
+            if q in shared:
                 continue
             for t, batch in burst.batches:
                 self._plain(q, key, t, [(type_, a) for a in batch])
         if shared:
             stats.shared_bursts += 1
             self._shared(key, sset, shared, burst, events, binds)
+
+    def _bind_flags(
+        self,
+        q: int,
+        key: tuple[object, ...],
+        type_: str,
+        events: list[tuple[Any, Mapping[str, object]]],
+    ) -> list[int]:
+        plan = self.plans[q]
+        var = plan.type_to_var[type_]
+        info = plan.vars[var]
+        guards = plan.guards.get(var, ())
+        g = self._part(q, key).root
+        scanned = [tr for tr in g.incoming[var] if tr.preds]
+        ks = plan.window.windows_of(events[0][0])
+        earlier: list[tuple[Any, ...]] = []
+        for tr in scanned:
+            vertices = g.states[tr.src].vertices or ()
+            for xt, xattrs, xaggs in vertices:
+                if (tr.frontier is None or xt >= tr.frontier) and any(k in ks for k in xaggs):
+                    earlier.append((tr.preds, xattrs))
+        loop = next((tr.preds for tr in scanned if tr.src == var), None)
+        flags: list[int] = []
+        for i, (t, attrs) in enumerate(events):
+            if not info.accepts(attrs):
+                flags.append(0)
+            elif guards and not all(gd(_EMPTY, attrs) for gd in guards):
+                flags.append(1)
+            elif any(not all(p(xattrs, attrs) for p in preds) for preds, xattrs in earlier) or (
+                loop is not None
+                and any(
+                    flags[j] and events[j][0] < t and not all(p(events[j][1], attrs) for p in loop)
+                    for j in range(i)
+                )
+            ):
+                flags.append(3)
+            else:
+                flags.append(2)
+        return flags
 
     def _choose(
         self,
@@ -470,7 +504,8 @@ class _ComponentRuntime:
             snaps += sum(
                 1
                 for i in range(b)
-                if len({binds[q][i] for q in chosen}) > 1 or any(binds[q][i] == 1 for q in chosen)
+                if len({binds[q][i] for q in chosen}) > 1
+                or any(binds[q][i] in (1, 3) for q in chosen)
             )
         gain = benefit(b, n, snaps, snaps, k, g, t)
         share = k > 1 and (gain > 0 or not self.dynamic)
@@ -535,8 +570,10 @@ class _ComponentRuntime:
             ks = self.plans[q].window.windows_of(t1)
             preds: dict[int, Vec] = {}
             for tr in g.incoming[var]:
-                assert not tr.preds, "edge predicates on a shared Kleene type are not shared"
-                g._collect(tr, ks, _EMPTY, preds)
+                if tr.preds:  # every predecessor, as for an event whose pairs all pass
+                    _full_sum(g, tr, ks, preds)
+                else:
+                    g._collect(tr, ks, _EMPTY, preds)
             is_start = var == g.template.start
             table: dict[int, Vec] = {}
             st: dict[int, int] = {}
@@ -561,20 +598,23 @@ class _ComponentRuntime:
             }
         prefix: dict[int, Entry] = {}
         total: dict[int, Entry] = {}
+        event_maps: list[dict[int, Entry] | None] = []
         pos = 0
-        for _t, batch in burst.batches:
+        for bt, batch in burst.batches:
             made: list[dict[int, Entry]] = []
             for attrs in batch:
                 i = pos
                 pos += 1
                 flags = [binds[q][i] for q in queries]
                 if not any(flags):
+                    event_maps.append(None)
                     continue
                 stats.snapshots_propagated += 1 + len(prefix)
                 if all(f == 2 for f in flags):
                     base = {0: alg.identity()}
                     alg.add_map(base, prefix)
                     made.append({sid: alg.own(e, attrs) for sid, e in base.items()})
+                    event_maps.append(made[-1])
                     continue
                 # event-level snapshot (Def. 3.11): registers per query, then shared onwards
                 table_z: dict[int, dict[int, Vec]] = {}
@@ -582,20 +622,34 @@ class _ComponentRuntime:
                     if not f:
                         continue
                     view = views[q]
+                    exact_preds = (
+                        self._exact_preds(
+                            parts[q], view, attrs, bt, events, event_maps, binds[q], snap, q, alg
+                        )
+                        if f == 3
+                        else {}
+                    )
                     per_k: dict[int, Vec] = {}
                     for k, s in starts[q].items():
-                        pred = (
-                            self._evaluate(prefix, snap, q, k, view, alg, snap[0][q].get(k))
-                            if f == 2
-                            else None
-                        )
-                        vec = view.regs.extend(view.var, attrs, pred, 0 if f == 2 else s)
+                        if f == 2:  # every predecessor: X and the burst so far
+                            pred = self._evaluate(prefix, snap, q, k, view, alg, snap[0][q].get(k))
+                            vec = view.regs.extend(view.var, attrs, pred, 0)
+                        else:  # 1: it only starts trends; 3: predecessors pair by pair
+                            vec = view.regs.extend(view.var, attrs, exact_preds.get(k), s)
                         if vec is not None:
                             per_k[k] = vec
                     table_z[q] = per_k
                 snap.append(table_z)
                 stats.event_snapshots += 1
+                if self.log and stats.decisions:
+                    stats.decisions[-1].setdefault("event_snapshot_values", []).append(
+                        {
+                            self.plans[q].name: {k: v[0] for k, v in per.items()}
+                            for q, per in table_z.items()
+                        }
+                    )
                 made.append({len(snap) - 1: alg.identity()})
+                event_maps.append(made[-1])
             for m in made:
                 alg.add_map(prefix, m)
                 alg.add_map(total, m)
@@ -625,7 +679,58 @@ class _ComponentRuntime:
                     ends.append((k, list(delta)))
             if ends:
                 part._add_results(t1, ends)
+            if state.vertices is not None:  # E is scanned by an edge predicate of this query
+                for (t, attrs), em in zip(events, event_maps, strict=True):
+                    if em is None:
+                        continue
+                    aggs = {}
+                    for k in starts[q]:
+                        vec = self._evaluate(em, snap, q, k, view, alg, None)
+                        if vec is not None and vec[0]:
+                            aggs[k] = vec
+                    if aggs:
+                        state.vertices.append((t, attrs, aggs))
             part.last_time = t_last
+
+    def _exact_preds(
+        self,
+        part: _Partition,
+        view: _View,
+        attrs: Mapping[str, object],
+        t: Any,
+        events: list[tuple[Any, Mapping[str, object]]],
+        event_maps: list[dict[int, Entry] | None],
+        bound: list[int],
+        snap: list[dict[int, dict[int, Vec]]],
+        q: int,
+        alg: _MapAlgebra,
+    ) -> dict[int, Vec]:
+        """The predecessors of one burst event for one query, pair by pair (GRETA's way)."""
+        g = part.root
+        ks = self.plans[q].window.windows_of(t)
+        preds: dict[int, Vec] = {}
+        loop = None
+        for tr in g.incoming[view.var]:
+            g._collect(tr, ks, attrs, preds)  # the state before the burst
+            if tr.src == view.var:
+                loop = tr
+        if loop is None:
+            return preds
+        for (tj, aj), m, f in zip(events, event_maps, bound, strict=False):
+            if m is None or not f or not tj < t:  # not an event of this query, or not earlier
+                continue
+            if loop.preds and not all(p(aj, attrs) for p in loop.preds):
+                continue
+            for k in ks:
+                vec = self._evaluate(m, snap, q, k, view, alg, None)
+                if vec is None:
+                    continue
+                acc = preds.get(k)
+                if acc is None:
+                    preds[k] = vec
+                else:
+                    view.regs.add_into(acc, vec)
+        return preds
 
     @staticmethod
     def _evaluate(
@@ -651,6 +756,21 @@ class _ComponentRuntime:
             else:
                 view.regs.add_into(acc, out)
         return acc
+
+
+def _full_sum(g: Any, tr: Any, ks: range, preds: dict[int, Vec]) -> None:
+    """Registers of every live source vertex of a scanned transition, predicate aside."""
+    vertices = g.states[tr.src].vertices or ()
+    for xt, _attrs, xaggs in vertices:
+        if tr.frontier is not None and xt < tr.frontier:
+            continue
+        for k, vec in xaggs.items():
+            if k in ks:
+                acc = preds.get(k)
+                if acc is None:
+                    preds[k] = list(vec)
+                else:
+                    g.alg.add_into(acc, vec)
 
 
 def run_hamlet(

@@ -9,10 +9,12 @@ bursts are cut at panes of the gcd of all window lengths and slides, so every
 event of a burst lies in the same windows of each query. Every aggregate can
 be shared (the shared propagation carries all registers).
 
-What is not shared today, and runs non-shared inside the same executor: a
-query whose variable for E takes part in an edge predicate that reads the
-previous event (``E.a < NEXT(E).a``, ``A.a < NEXT(E).b``, ``E.a < NEXT(D).b``),
-and a query with qualified partition attributes (``[T.district]``).
+Edge predicates on E's variable (``E.a < NEXT(E).a``, ``A.a < NEXT(E).b``,
+``E.a < NEXT(D).b``) do not prevent sharing: where they make an event's
+predecessors differ between queries, the executor gives that event an
+event-level snapshot (HAMLET, Def. 3.11). What is not shared today, and runs
+non-shared inside the same executor: a query with qualified partition
+attributes (``[T.district]``), whose events may belong to several partitions.
 """
 
 from __future__ import annotations
@@ -55,10 +57,6 @@ def sharing_blocker(plan: QueryPlan, type_: str) -> str | None:
     """Why ``type_+`` of this query cannot be shared today, or None when it can."""
     if any(a.var is not None for a in plan.partition_attrs):
         return "qualified partition attributes"
-    var = plan.type_to_var[type_]
-    for src, dst in plan.edges:
-        if var in (src, dst):
-            return f"edge predicate between {src} and NEXT({dst})"
     return None
 
 

@@ -69,6 +69,8 @@ class WindowSpec:
 
     def closed_before(self, t: int | float | Fraction) -> int:
         """Every window k < the returned id has ended at or before time t (end <= t)."""
+        if isinstance(t, int) and self.integral:
+            return (t - int(self.within)) // int(self.slide) + 1
         x = _exact(t)
         # end(k) <= x  <=>  k <= (x - within) / slide
         return math.floor((x - self.within) / self.slide) + 1
