@@ -210,3 +210,20 @@ def test_workload_analysis_finds_sharable_sets_and_reasons() -> None:
     text = analysis.describe(plans)
     assert "sharable T+ by {a, b, c}" in text
     assert "T -> T (+): {a, b, c, d, e}" in text
+
+
+@pytest.mark.parametrize("strategy", SHARING)
+def test_a_query_with_two_kleene_sub_patterns_shares_each(strategy: str) -> None:
+    text = """
+    both: RETURN COUNT(*), COUNT(A), SUM(B.v) PATTERN SEQ(A+, B+) WITHIN 100 s;
+    on_a: RETURN COUNT(*), MAX(A.v) PATTERN SEQ(C, A+) WITHIN 100 s;
+    on_b: RETURN COUNT(*), MIN(B.v) PATTERN SEQ(B+, D) WITHIN 100 s;
+    """
+    events = stream(
+        "c1 a2 a3 a4 b5 b6 b7 d8",
+        a2={"v": 1}, a3={"v": 2}, a4={"v": 3}, b5={"v": 4}, b6={"v": 5}, b7={"v": 6},
+    )
+    rows, stats = run(text, events, strategy)
+    assert canon(rows) == canon(run(text, events, "twostep")[0])
+    assert {r.query: r.values["COUNT(*)"] for r in rows} == {"both": 49, "on_a": 7, "on_b": 7}
+    assert stats.shared_bursts == 2  # the A burst with on_a, the B burst with on_b
