@@ -221,7 +221,12 @@ def test_a_query_with_two_kleene_sub_patterns_shares_each(strategy: str) -> None
     """
     events = stream(
         "c1 a2 a3 a4 b5 b6 b7 d8",
-        a2={"v": 1}, a3={"v": 2}, a4={"v": 3}, b5={"v": 4}, b6={"v": 5}, b7={"v": 6},
+        a2={"v": 1},
+        a3={"v": 2},
+        a4={"v": 3},
+        b5={"v": 4},
+        b6={"v": 5},
+        b7={"v": 6},
     )
     rows, stats = run(text, events, strategy)
     assert canon(rows) == canon(run(text, events, "twostep")[0])

@@ -202,6 +202,7 @@ def streams(
             e["g"] = draw(st.integers(0, 1))
         if draw(st.integers(0, 9)) > 0:
             e["h"] = draw(st.sampled_from(["p", "q"]))
+        e["y"] = draw(st.integers(0, 3))
         events.append(e)
     return events
 
@@ -310,18 +311,5 @@ def shared_cases(
     n = draw(st.integers(min_queries, max_queries))
     qs = [draw(shared_query(f"q{i + 1}")) for i in range(n)]
     types = sorted({t for q in qs for t in pattern_types(q.pattern)})
-    weights = ["B"] * 4 + types  # bursts of B
-    count = draw(st.integers(3, max_events))
-    events = []
-    for _ in range(count):
-        e: dict[str, object] = {
-            "type": draw(st.sampled_from(weights)),
-            "time": draw(st.integers(0, max_time)),
-        }
-        if draw(st.integers(0, 9)) > 0:
-            e["x"] = draw(st.integers(0, 5))
-        e["y"] = draw(st.integers(0, 3))
-        if draw(st.integers(0, 9)) > 0:
-            e["g"] = draw(st.integers(0, 1))
-        events.append(e)
-    return qs, events
+    # B four times as likely as each other type: long bursts of B
+    return qs, draw(streams(max_events=max_events, max_time=max_time, types=["B"] * 4 + types))

@@ -44,6 +44,20 @@ def _load_workload(path: str) -> Any:
         raise type(exc)(f"in {path}: {exc}") from None
 
 
+def _read_events(args: argparse.Namespace, plans: list[Any]) -> Any:
+    """Events of args.events with the column options, rejecting what the queries cannot read."""
+    from trendagg.io import read_events
+    from trendagg.plan.compile import numeric_requirements
+
+    return read_events(
+        args.events,
+        type_col=args.type_col,
+        time_col=args.time_col,
+        event_type=args.event_type,
+        numeric=numeric_requirements(plans),
+    )
+
+
 def _format_for(path: str | None, fmt: str | None) -> str:
     if fmt is not None:
         return fmt
@@ -97,19 +111,13 @@ def _summary(
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.engine import run_strategy
-    from trendagg.io import read_events, summarize_rejects, write_rejects, write_results
-    from trendagg.plan.compile import compile_workload, numeric_requirements
+    from trendagg.io import summarize_rejects, write_rejects, write_results
+    from trendagg.plan.compile import compile_workload
 
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     started = time.perf_counter()
-    read = read_events(
-        args.events,
-        type_col=args.type_col,
-        time_col=args.time_col,
-        event_type=args.event_type,
-        numeric=numeric_requirements(plans),
-    )
+    read = _read_events(args, plans)
     if read.rejected:
         if args.rejects:
             write_rejects(read.rejected, args.rejects)
@@ -166,7 +174,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Sharable sets and merged templates; with events, HAMLET's decision per burst."""
-    from trendagg.plan.compile import compile_workload, numeric_requirements
+    from trendagg.plan.compile import compile_workload
     from trendagg.plan.sharing import analyze
 
     workload = _load_workload(args.queries)
@@ -175,15 +183,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.events is None:
         return 0
     from trendagg.engine import run_strategy
-    from trendagg.io import read_events
 
-    read = read_events(
-        args.events,
-        type_col=args.type_col,
-        time_col=args.time_col,
-        event_type=args.event_type,
-        numeric=numeric_requirements(plans),
-    )
+    read = _read_events(args, plans)
     stats: dict[str, Any] = {}
     started = time.perf_counter()
     rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True)

@@ -548,16 +548,12 @@ class _Any:
 _ANY: Any = _Any()
 
 
-def run_greta(
-    plans: list[QueryPlan],
-    events: EventBatch,
-    progress: Any = None,
-    stats: dict[str, int] | None = None,
-) -> list[ResultRow]:
-    """Every (query, group, window) row, one GRETA graph per query and partition."""
+def time_batches(
+    events: EventBatch, progress: Any = None
+) -> Iterator[tuple[Any, list[tuple[str, Mapping[str, object]]]]]:
+    """The events in time order, one batch per distinct time (equal times are never
+    adjacent, so a batch is computed from the state before it, then inserted)."""
     order = sorted(range(len(events)), key=lambda i: events.times[i])
-    runtimes = [_QueryRuntime(p) for p in plans]
-    out: dict[int, list[ResultRow]] = {i: [] for i in range(len(plans))}
     types = events.types
     times = events.times
     pos = 0
@@ -570,12 +566,25 @@ def run_greta(
             i = order[end]
             batch.append((types[i], events.attrs(i)))
             end += 1
-        for qi, rt in enumerate(runtimes):
-            out[qi].extend(rt.advance_to(t))
-            rt.process(t, batch)
+        yield t, batch
         if progress is not None:
             progress(end - pos)
         pos = end
+
+
+def run_greta(
+    plans: list[QueryPlan],
+    events: EventBatch,
+    progress: Any = None,
+    stats: dict[str, int] | None = None,
+) -> list[ResultRow]:
+    """Every (query, group, window) row, one GRETA graph per query and partition."""
+    runtimes = [_QueryRuntime(p) for p in plans]
+    out: dict[int, list[ResultRow]] = {i: [] for i in range(len(plans))}
+    for t, batch in time_batches(events, progress):
+        for qi, rt in enumerate(runtimes):
+            out[qi].extend(rt.advance_to(t))
+            rt.process(t, batch)
     rows: list[ResultRow] = []
     for qi, rt in enumerate(runtimes):
         rows.extend(out[qi])

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.engine.aggregates import Registers, exact
-from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime
+from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime, time_batches
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
@@ -787,29 +787,14 @@ def run_hamlet(
     hstats = HamletStats()
     components = [_ComponentRuntime(plans, c, dynamic, hstats, log) for c in analysis.components]
     singles = {q: _QueryRuntime(plans[q]) for q in analysis.unshared}
-    order = sorted(range(len(events)), key=lambda i: events.times[i])
-    types = events.types
-    times = events.times
     rows: list[ResultRow] = []
-    pos = 0
-    n = len(order)
-    while pos < n:
-        t = times[order[pos]]
-        end = pos
-        batch: list[tuple[str, Mapping[str, object]]] = []
-        while end < n and times[order[end]] == t:
-            i = order[end]
-            batch.append((types[i], events.attrs(i)))
-            end += 1
+    for t, batch in time_batches(events, progress):
         for comp in components:
             rows.extend(comp.advance_to(t))
             comp.process(t, batch)
         for rt in singles.values():
             rows.extend(rt.advance_to(t))
             rt.process(t, batch)
-        if progress is not None:
-            progress(end - pos)
-        pos = end
     for comp in components:
         rows.extend(comp.finish())
     for rt in singles.values():
