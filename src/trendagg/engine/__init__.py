@@ -1,7 +1,10 @@
 """Execution strategies behind one interface: compiled workload + events -> result rows.
 
 ``twostep`` enumerates trends (the reference); ``greta`` aggregates them online
-without building them. Every strategy returns exactly the rows of SEMANTICS.md.
+without building them; ``hamlet`` (the default) shares Kleene sub-patterns
+across queries, ``hamlet-static`` always shares what is sharable. Every
+strategy returns exactly the rows of SEMANTICS.md. :class:`~trendagg.engine.runner.Runner`
+feeds events chunk by chunk; :func:`run_strategy` runs one batch.
 """
 
 from __future__ import annotations
@@ -9,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trendagg.errors import InputError
+from trendagg.engine.runner import DEFAULT_STRATEGY, STRATEGIES, Runner, run_events
 
-STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
-DEFAULT_STRATEGY = "hamlet"
+__all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "Runner", "run_strategy"]
 
 
 def run_strategy(
@@ -31,23 +33,6 @@ def run_strategy(
     ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet``, the
     sharing counters); ``log`` keeps HAMLET's per-burst decisions in them.
     """
-    if strategy in ("hamlet", "hamlet-static"):
-        from trendagg.engine.hamlet import run_hamlet
-
-        return run_hamlet(
-            plans, events, dynamic=strategy == "hamlet", progress=progress, stats=stats, log=log
-        )
-    if strategy == "greta":
-        from trendagg.engine.greta import run_greta
-
-        return run_greta(plans, events, progress=progress, stats=stats)
-    if strategy == "twostep":
-        from trendagg.engine.twostep import DEFAULT_TREND_LIMIT, run_twostep
-
-        rows = run_twostep(
-            plans, events, trend_limit=trend_limit or DEFAULT_TREND_LIMIT, stats=stats
-        )
-        if progress is not None:
-            progress(len(events))
-        return rows
-    raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    return run_events(
+        plans, events, strategy, trend_limit=trend_limit, progress=progress, stats=stats, log=log
+    )

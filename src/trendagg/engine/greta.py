@@ -572,23 +572,30 @@ def time_batches(
         pos = end
 
 
-def run_greta(
-    plans: list[QueryPlan],
-    events: EventBatch,
-    progress: Any = None,
-    stats: dict[str, int] | None = None,
-) -> list[ResultRow]:
-    """Every (query, group, window) row, one GRETA graph per query and partition."""
-    runtimes = [_QueryRuntime(p) for p in plans]
-    out: dict[int, list[ResultRow]] = {i: [] for i in range(len(plans))}
-    for t, batch in time_batches(events, progress):
-        for qi, rt in enumerate(runtimes):
-            out[qi].extend(rt.advance_to(t))
+class GretaExecutor:
+    """Online GRETA over a workload: one time batch at a time, rows as windows close."""
+
+    def __init__(self, plans: list[QueryPlan]):
+        self.runtimes = [_QueryRuntime(p) for p in plans]
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        """Close the windows that end at or before t (no event before t can come)."""
+        rows: list[ResultRow] = []
+        for rt in self.runtimes:
+            rows.extend(rt.advance_to(t))
+        return rows
+
+    def step(self, t: Any, batch: list[tuple[str, Mapping[str, object]]]) -> list[ResultRow]:
+        rows = self.advance(t)
+        for rt in self.runtimes:
             rt.process(t, batch)
-    rows: list[ResultRow] = []
-    for qi, rt in enumerate(runtimes):
-        rows.extend(out[qi])
-        rows.extend(rt.finish())
-    if stats is not None:
-        stats["partitions"] = stats.get("partitions", 0) + sum(rt.created for rt in runtimes)
-    return rows
+        return rows
+
+    def finish(self) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        for rt in self.runtimes:
+            rows.extend(rt.finish())
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
+        stats["partitions"] = stats.get("partitions", 0) + sum(rt.created for rt in self.runtimes)

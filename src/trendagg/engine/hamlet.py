@@ -46,8 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.engine.aggregates import Registers, exact
-from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime, time_batches
-from trendagg.io.batch import EventBatch
+from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.sharing import Component, SharableSet, analyze
@@ -773,39 +772,46 @@ def _full_sum(g: Any, tr: Any, ks: range, preds: dict[int, Vec]) -> None:
                     g.alg.add_into(acc, vec)
 
 
-def run_hamlet(
-    plans: list[QueryPlan],
-    events: EventBatch,
-    *,
-    dynamic: bool = True,
-    progress: Any = None,
-    stats: dict[str, Any] | None = None,
-    log: bool = False,
-) -> list[ResultRow]:
-    """Every (query, group, window) row, sharing Kleene sub-patterns where it pays."""
-    analysis = analyze(plans)
-    hstats = HamletStats()
-    components = [_ComponentRuntime(plans, c, dynamic, hstats, log) for c in analysis.components]
-    singles = {q: _QueryRuntime(plans[q]) for q in analysis.unshared}
-    rows: list[ResultRow] = []
-    for t, batch in time_batches(events, progress):
-        for comp in components:
+class HamletExecutor:
+    """Online HAMLET over a workload: components share, the other queries run GRETA."""
+
+    def __init__(self, plans: list[QueryPlan], *, dynamic: bool = True, log: bool = False):
+        analysis = analyze(plans)
+        self.stats = HamletStats()
+        self.components = [
+            _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in analysis.components
+        ]
+        self.singles = [_QueryRuntime(plans[q]) for q in analysis.unshared]
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        """Close the windows that end at or before t (no event before t can come)."""
+        rows: list[ResultRow] = []
+        for comp in self.components:
             rows.extend(comp.advance_to(t))
-            comp.process(t, batch)
-        for rt in singles.values():
+        for rt in self.singles:
             rows.extend(rt.advance_to(t))
+        return rows
+
+    def step(self, t: Any, batch: list[tuple[str, Mapping[str, object]]]) -> list[ResultRow]:
+        rows = self.advance(t)
+        for comp in self.components:
+            comp.process(t, batch)
+        for rt in self.singles:
             rt.process(t, batch)
-    for comp in components:
-        rows.extend(comp.finish())
-    for rt in singles.values():
-        rows.extend(rt.finish())
-    if stats is not None:
+        return rows
+
+    def finish(self) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        for comp in self.components:
+            rows.extend(comp.finish())
+        for rt in self.singles:
+            rows.extend(rt.finish())
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
         stats["partitions"] = (
             stats.get("partitions", 0)
-            + sum(rt.created for c in components for rt in c.rts.values())
-            + sum(rt.created for rt in singles.values())
+            + sum(rt.created for c in self.components for rt in c.rts.values())
+            + sum(rt.created for rt in self.singles)
         )
-        stats["hamlet"] = hstats
-    order_of = {p.name: i for i, p in enumerate(plans)}
-    rows.sort(key=lambda r: order_of[r.query])
-    return rows
+        stats["hamlet"] = self.stats

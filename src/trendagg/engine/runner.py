@@ -1,0 +1,154 @@
+"""One interface for every strategy: feed events in time order, get rows as windows close.
+
+A :class:`Runner` takes events in chunks (a file at once, Arrow batches of a
+Spark partition, micro-batches of a stream) and keeps the strategy's state
+between chunks, so no partition has to be held in memory whole. Events of
+the latest time are held back until a later time (or the end) arrives, since
+a chunk may end in the middle of a run of equal times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from trendagg.errors import ExecutionError, InputError
+from trendagg.io.batch import EventBatch
+from trendagg.io.results import ResultRow
+from trendagg.plan.compile import QueryPlan
+
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
+DEFAULT_STRATEGY = "hamlet"
+
+Batch = list[tuple[str, Mapping[str, object]]]
+
+
+class _TwoStepExecutor:
+    """The reference keeps every event and enumerates at the end (it is not online)."""
+
+    def __init__(self, plans: list[QueryPlan], trend_limit: int | None):
+        self.plans = plans
+        self.trend_limit = trend_limit
+        self.types: list[str] = []
+        self.times: list[Any] = []
+        self.attrs: list[Mapping[str, object]] = []
+        self.partitions = 0
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        return []
+
+    def step(self, t: Any, batch: Batch) -> list[ResultRow]:
+        for typ, attrs in batch:
+            self.types.append(typ)
+            self.times.append(t)
+            self.attrs.append(attrs)
+        return []
+
+    def finish(self) -> list[ResultRow]:
+        from trendagg.engine.twostep import DEFAULT_TREND_LIMIT, run_twostep
+
+        names = sorted({k for a in self.attrs for k in a})
+        columns = {n: [a.get(n) for a in self.attrs] for n in names}
+        events = EventBatch(self.types, self.times, columns, list(range(1, len(self.types) + 1)))
+        stats: dict[str, int] = {}
+        rows = run_twostep(self.plans, events, self.trend_limit or DEFAULT_TREND_LIMIT, stats)
+        self.partitions = stats.get("partitions", 0)
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
+        stats["partitions"] = stats.get("partitions", 0) + self.partitions
+
+
+def _executor(plans: list[QueryPlan], strategy: str, trend_limit: int | None, log: bool) -> Any:
+    if strategy in ("hamlet", "hamlet-static"):
+        from trendagg.engine.hamlet import HamletExecutor
+
+        return HamletExecutor(plans, dynamic=strategy == "hamlet", log=log)
+    if strategy == "greta":
+        from trendagg.engine.greta import GretaExecutor
+
+        return GretaExecutor(plans)
+    if strategy == "twostep":
+        return _TwoStepExecutor(plans, trend_limit)
+    raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+
+
+class Runner:
+    """Run a compiled workload over events fed in time order, chunk by chunk."""
+
+    def __init__(
+        self,
+        plans: list[QueryPlan],
+        strategy: str = DEFAULT_STRATEGY,
+        *,
+        trend_limit: int | None = None,
+        log: bool = False,
+    ):
+        self.plans = plans
+        self.strategy = strategy
+        self.executor = _executor(plans, strategy, trend_limit, log)
+        self._held_time: Any = None
+        self._held: Batch = []
+        self._finished = False
+
+    def feed(
+        self, events: EventBatch, progress: Callable[[int], None] | None = None
+    ) -> list[ResultRow]:
+        """Process a chunk (in any order within itself, not earlier than what came before)."""
+        from trendagg.engine.greta import time_batches
+
+        if self._finished:
+            raise ExecutionError("this runner has finished; create a new one")
+        rows: list[ResultRow] = []
+        for t, batch in time_batches(events, progress):
+            if self._held_time is not None:
+                if t < self._held_time:
+                    raise ExecutionError(
+                        f"event at time {t} arrived after time {self._held_time}: feed each "
+                        f"partition's events in time order (sort them, or use the streaming "
+                        f"pipeline, which handles late events)"
+                    )
+                if t == self._held_time:
+                    self._held.extend(batch)
+                    continue
+                rows.extend(self.executor.step(self._held_time, self._held))
+            self._held_time, self._held = t, batch
+            rows.extend(self.executor.advance(t))  # windows ending by t are complete
+        return rows
+
+    def finish(self) -> list[ResultRow]:
+        """Close every window and return the remaining rows."""
+        if self._finished:
+            return []
+        self._finished = True
+        rows: list[ResultRow] = []
+        if self._held_time is not None:
+            rows.extend(self.executor.step(self._held_time, self._held))
+            self._held = []
+        rows.extend(self.executor.finish())
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
+        """Counters of the run so far (partitions; sharing counters for HAMLET)."""
+        self.executor.report(stats)
+
+
+def run_events(
+    plans: list[QueryPlan],
+    events: EventBatch,
+    strategy: str = DEFAULT_STRATEGY,
+    *,
+    trend_limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    stats: dict[str, Any] | None = None,
+    log: bool = False,
+) -> list[ResultRow]:
+    """All rows of a workload over one batch of events, grouped by query in workload order."""
+    runner = Runner(plans, strategy, trend_limit=trend_limit, log=log)
+    rows = runner.feed(events, progress)
+    rows.extend(runner.finish())
+    if stats is not None:
+        runner.report(stats)
+    order = {p.name: i for i, p in enumerate(plans)}
+    rows.sort(key=lambda r: order[r.query])  # stable: windows stay in order within a query
+    return rows

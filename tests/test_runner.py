@@ -1,0 +1,66 @@
+"""The Runner: events fed in chunks equal one batch, for every strategy."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import canon
+from trendagg.engine import Runner, run_strategy
+from trendagg.errors import ExecutionError
+from trendagg.io import EventBatch
+from trendagg.language import ast, parse
+from trendagg.plan.compile import compile_query, compile_workload
+from workloads import shared_cases
+
+
+def _chunks(events: list[dict[str, object]], cuts: list[int]) -> list[list[dict[str, object]]]:
+    ordered = sorted(events, key=lambda e: e["time"])  # type: ignore[arg-type, return-value]
+    bounds = sorted({c % (len(ordered) + 1) for c in cuts})
+    pieces, start = [], 0
+    for b in bounds + [len(ordered)]:
+        pieces.append(ordered[start:b])
+        start = b
+    return pieces
+
+
+@given(
+    shared_cases(max_queries=5, max_events=14),
+    st.lists(st.integers(0, 40), max_size=6),
+    st.sampled_from(["hamlet", "hamlet-static", "greta", "twostep"]),
+)
+def test_chunked_feeding_equals_one_batch(
+    case: tuple[list[ast.Query], list[dict[str, object]]], cuts: list[int], strategy: str
+) -> None:
+    queries, events = case
+    plans = [compile_query(q) for q in queries]
+    expected = run_strategy(
+        plans, EventBatch.from_records(events).events, strategy, trend_limit=500_000
+    )
+    runner = Runner(plans, strategy, trend_limit=500_000)
+    rows = []
+    for piece in _chunks(events, cuts):
+        rows.extend(runner.feed(EventBatch.from_records(piece).events))
+    rows.extend(runner.finish())
+    assert canon(rows) == canon(expected)
+
+
+def test_rows_come_out_as_windows_close() -> None:
+    plans = compile_workload(parse("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"))
+    runner = Runner(plans, "greta")
+    first = runner.feed(
+        EventBatch.from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2}]).events
+    )
+    assert first == []  # window [0, 10) is still open
+    second = runner.feed(EventBatch.from_records([{"type": "B", "time": 10}]).events)
+    assert [(r.window_start, r.values["COUNT(*)"]) for r in second] == [(0, 1)]
+    assert runner.finish() == []  # the window [10, 20) has a B but no trend
+
+
+def test_events_out_of_time_order_are_refused() -> None:
+    plans = compile_workload(parse("RETURN COUNT(*) PATTERN A+ WITHIN 10 s"))
+    runner = Runner(plans, "hamlet")
+    runner.feed(EventBatch.from_records([{"type": "A", "time": 5}]).events)
+    with pytest.raises(ExecutionError, match="arrived after time 5"):
+        runner.feed(EventBatch.from_records([{"type": "A", "time": 4}]).events)
