@@ -163,4 +163,18 @@ def result_row(
         window_end=as_number(plan.window.end(k)),
         group=dict(zip(plan.group_names, group, strict=True)),
         values=final_values(plan, regs, vec),
+        registers=tuple(vec),
+        window=k,
     )
+
+
+def combine_rows(plan: QueryPlan, regs: Registers, rows: list[ResultRow]) -> ResultRow:
+    """One row from partial rows of the same (query, group, window), exactly."""
+    first = rows[0]
+    assert first.registers is not None and first.window is not None
+    vec = list(first.registers)
+    for r in rows[1:]:
+        assert r.registers is not None
+        regs.add_into(vec, list(r.registers))
+    group = tuple(first.group[n] for n in plan.group_names)
+    return result_row(plan, regs, first.window, group, vec)

@@ -21,6 +21,12 @@ class ResultRow:
         Output column name (alias, or item text without blanks such as
         ``COUNT(*)``) -> ``int`` (exact at any size), ``float``,
         ``decimal.Decimal`` or ``None`` (for example AVG of nothing).
+    registers
+        The exact aggregate registers behind ``values`` (counts, sums, minima,
+        maxima), so that partial rows of one group computed apart (Spark
+        partitions) can be combined exactly; not part of equality.
+    window
+        The window id k (``window_start = k * slide``); not part of equality.
     """
 
     query: str
@@ -28,3 +34,5 @@ class ResultRow:
     window_end: int | float
     group: dict[str, object] = field(default_factory=dict)
     values: dict[str, object] = field(default_factory=dict)
+    registers: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
+    window: int | None = field(default=None, compare=False, repr=False)

@@ -1,0 +1,455 @@
+"""Batch trend aggregation on Spark: Spark partitions, orders and routes; trendagg computes.
+
+Queries are grouped by their unqualified partition attributes (those apply to
+every variable, so every event of the group has them and its key is exact;
+qualified attributes and their wildcard events are resolved by the engine
+inside each Spark partition). For each group the events are repartitioned by
+that key, sorted within partitions by time and a deterministic tie-breaker,
+and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per Spark
+partition, fed one Arrow batch at a time: the state is carried across batches
+and no partition is held in memory whole.
+
+Rows are converted with the same rules as the local engine (``EventBatch.
+from_records``), so both engines read the same values. The result is a
+DataFrame with the columns
+
+    query         string
+    window_start  bigint when every bound is a whole second, else double
+    window_end    same type as window_start
+    <group attributes>, then <output values> of every query, in workload order,
+    each typed by its values: bigint when every integer fits 64 bits,
+    decimal(38,0) when it fits 38 digits, else string (the exact digits);
+    double for values that are not integers; string for strings.
+
+A cell is null where the query of the row has no such column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from trendagg.errors import InputError
+
+ROW_ID = "__trendagg_row"
+SORT_TIME = "__trendagg_time"
+
+_LONG = "query string, window bigint, group_json string, registers string"
+_FINAL = (
+    "query string, window_start string, window_end string, group_names array<string>, "
+    "group_texts array<string>, value_names array<string>, value_texts array<string>"
+)
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Fraction):
+        return {"n": value.numerator, "d": value.denominator}
+    return value
+
+
+def _decode(value: object) -> object:
+    if isinstance(value, dict):
+        return Fraction(value["n"], value["d"])
+    return value
+
+
+@dataclass(frozen=True)
+class QueryGroup:
+    """Queries evaluated together on one partitioning of the stream."""
+
+    names: tuple[str, ...]
+    key: tuple[str, ...]
+    types: tuple[str, ...]
+
+
+def query_groups(plans: Sequence[Any]) -> list[QueryGroup]:
+    """Group queries by their unqualified partition attributes (HAMLET runs per group)."""
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for plan in plans:
+        key = tuple(sorted({a.name for a in plan.partition_attrs if a.var is None}))
+        groups.setdefault(key, []).append(plan)
+    return [
+        QueryGroup(
+            tuple(p.name for p in members),
+            key,
+            tuple(sorted({t for p in members for t in p.type_to_var})),
+        )
+        for key, members in groups.items()
+    ]
+
+
+def _text(value: object) -> str:
+    """A value as JSON text, exact: ints in full, floats by repr, Decimal as a number."""
+    if isinstance(value, Decimal):
+        return str(value)
+    return json.dumps(value)
+
+
+def _worker(
+    workload_text: str,
+    names: tuple[str, ...],
+    strategy: str,
+    type_col: str,
+    time_col: str,
+    event_type: str | None,
+) -> Any:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from trendagg.engine import Runner
+        from trendagg.io import EventBatch
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+
+        all_plans = compile_workload(parse(workload_text))
+        numeric = numeric_requirements(all_plans)
+        plans = [p for p in all_plans if p.name in names]
+        runner = Runner(plans, strategy)
+        schema = _arrow_schema(pa)
+
+        def emit(rows: list[Any]) -> Any:
+            return pa.RecordBatch.from_pydict(
+                {
+                    "query": [r.query for r in rows],
+                    "window": [r.window for r in rows],
+                    "group_json": [json.dumps(list(r.group.values()), default=str) for r in rows],
+                    "registers": [json.dumps([_encode(v) for v in r.registers]) for r in rows],
+                },
+                schema=schema,
+            )
+
+        for rb in batches:
+            records = rb.to_pylist()
+            for r in records:
+                r.pop(ROW_ID)
+                r.pop(SORT_TIME, None)
+            # rejected rows are left out here and reported once by the validation pass
+            read = EventBatch.from_records(
+                records,
+                type_col=type_col,
+                time_col=time_col,
+                event_type=event_type,
+                numeric=numeric,
+            )
+            rows = runner.feed(read.events)
+            if rows:
+                yield emit(rows)
+        rows = runner.finish()
+        if rows:
+            yield emit(rows)
+
+    return run
+
+
+def _validator(workload_text: str, type_col: str, time_col: str, event_type: str | None) -> Any:
+    """Every input row read once with the engine's rules: the rejected ones, with reasons."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from trendagg.io import EventBatch
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+
+        numeric = numeric_requirements(compile_workload(parse(workload_text)))
+        schema = pa.schema(
+            [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
+        )
+        for rb in batches:
+            records = rb.to_pylist()
+            ids = [r.pop(ROW_ID) for r in records]
+            read = EventBatch.from_records(
+                records,
+                type_col=type_col,
+                time_col=time_col,
+                event_type=event_type,
+                numeric=numeric,
+            )
+            if read.rejected:
+                yield pa.RecordBatch.from_pydict(
+                    {
+                        "row_id": [ids[x.row - 1] for x in read.rejected],
+                        "reason": [x.reason for x in read.rejected],
+                        "record": [json.dumps(x.record, default=str) for x in read.rejected],
+                    },
+                    schema=schema,
+                )
+
+    return run
+
+
+def _arrow_schema(pa: Any) -> Any:
+    text = pa.string()
+    return pa.schema(
+        [("query", text), ("window", pa.int64()), ("group_json", text), ("registers", text)]
+    )
+
+
+def _combiner(workload_text: str) -> Any:
+    """Partial rows of one (query, window, group) from several Spark partitions -> one row."""
+
+    def combine(table: Any) -> Any:
+        import pyarrow as pa
+
+        from trendagg.engine.aggregates import Registers, combine_rows
+        from trendagg.io.results import ResultRow
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload
+
+        plans = {p.name: p for p in compile_workload(parse(workload_text))}
+        data = table.to_pydict()
+        plan = plans[data["query"][0]]
+        partial = [
+            ResultRow(
+                query=plan.name,
+                window_start=0,
+                window_end=0,
+                group=dict(zip(plan.group_names, json.loads(g), strict=True)),
+                registers=tuple(_decode(v) for v in json.loads(r)),
+                window=k,
+            )
+            for k, g, r in zip(data["window"], data["group_json"], data["registers"], strict=True)
+        ]
+        row = combine_rows(plan, Registers(plan.layout), partial)
+        return pa.table(
+            {
+                "query": [row.query],
+                "window_start": [_text(row.window_start)],
+                "window_end": [_text(row.window_end)],
+                "group_names": [list(row.group)],
+                "group_texts": [[_text(v) for v in row.group.values()]],
+                "value_names": [list(row.values)],
+                "value_texts": [[_text(v) for v in row.values.values()]],
+            },
+            schema=pa.schema(
+                [
+                    ("query", pa.string()),
+                    ("window_start", pa.string()),
+                    ("window_end", pa.string()),
+                    ("group_names", pa.list_(pa.string())),
+                    ("group_texts", pa.list_(pa.string())),
+                    ("value_names", pa.list_(pa.string())),
+                    ("value_texts", pa.list_(pa.string())),
+                ]
+            ),
+        )
+
+    return combine
+
+
+def _sort_time(df: Any, time_col: str) -> Any:
+    """A time to order by: numbers as they are, timestamps and ISO text as epoch seconds."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    field = df.schema[time_col].dataType
+    col = F.col(f"`{time_col}`")
+    if isinstance(field, (T.TimestampType, T.TimestampNTZType)):
+        return F.unix_micros(col.cast("timestamp")) / F.lit(1_000_000.0)
+    if isinstance(field, T.DateType):
+        return F.unix_date(col).cast("double") * F.lit(86_400.0)
+    if isinstance(field, T.NumericType):
+        return col.cast("double")
+    text = col.cast("string")
+    return F.coalesce(text.cast("double"), F.unix_micros(F.to_timestamp(text)) / F.lit(1_000_000.0))
+
+
+def trend_aggregation(
+    df: Any,
+    workload: Any,
+    *,
+    strategy: str = "hamlet",
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    partitions: int | None = None,
+) -> tuple[Any, Any]:
+    """Results and rejected rows (row id, reason, record as JSON) of a workload over a DataFrame."""
+    from pyspark.sql import functions as F
+
+    from trendagg.engine import STRATEGIES
+    from trendagg.language import ast, parse, to_text
+    from trendagg.plan.compile import compile_workload
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    parsed = parse(workload) if isinstance(workload, str) else workload
+    assert isinstance(parsed, ast.Workload)
+    text = to_text(parsed)
+    plans = compile_workload(parsed)
+    columns = df.columns
+    missing = [c for c in ([time_col] + ([] if event_type else [type_col])) if c not in columns]
+    if missing:
+        flag = "--time-col" if missing[0] == time_col else "--type-col (or --event-type)"
+        raise InputError(
+            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
+        )
+    spark = df.sparkSession
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
+    base = df.withColumn(ROW_ID, F.monotonically_increasing_id()).withColumn(
+        SORT_TIME, _sort_time(df, time_col)
+    )
+    parts = []
+    for group in query_groups(plans):
+        events = base
+        if event_type is None:
+            events = events.where(F.col(f"`{type_col}`").cast("string").isin(list(group.types)))
+        elif event_type not in group.types:
+            continue
+        for k in group.key:
+            if k not in columns:
+                events = events.limit(0)
+                break
+            events = events.where(F.col(f"`{k}`").isNotNull())
+        keyed = (
+            events.repartition(n, *[F.col(f"`{k}`") for k in group.key])
+            if group.key
+            else events.repartition(1)
+        )
+        ordered = keyed.sortWithinPartitions(F.col(SORT_TIME).asc_nulls_first(), F.col(ROW_ID))
+        parts.append(
+            ordered.mapInArrow(
+                _worker(text, group.names, strategy, type_col, time_col, event_type), _LONG
+            )
+        )
+    if not parts:
+        long = spark.createDataFrame([], _LONG)
+    else:
+        long = parts[0]
+        for p in parts[1:]:
+            long = long.unionByName(p)
+    # the engine runs once: the typing pass and the result both read this (small) result
+    final = (
+        long.groupBy("query", "window", "group_json").applyInArrow(_combiner(text), _FINAL).persist()
+    )
+    rejects = base.drop(SORT_TIME).mapInArrow(
+        _validator(text, type_col, time_col, event_type),
+        "row_id bigint, reason string, record string",
+    )
+    return _typed(final, plans), rejects
+
+
+def _typed(final: Any, plans: Sequence[Any]) -> Any:
+    """Spread the long rows into typed columns, choosing exact types from the values."""
+    from pyspark.sql import functions as F
+
+    rows = final
+    group_cols: list[str] = []
+    value_cols: list[str] = []
+    for p in plans:
+        for g in p.group_names:
+            if g not in group_cols:
+                group_cols.append(g)
+        for o in p.outputs:
+            if o.aggregate is not None and o.name not in value_cols:
+                value_cols.append(o.name)
+    cells = {
+        **{
+            ("g", c): F.element_at(F.map_from_arrays("group_names", "group_texts"), F.lit(c))
+            for c in group_cols
+        },
+        **{
+            ("v", c): F.element_at(F.map_from_arrays("value_names", "value_texts"), F.lit(c))
+            for c in value_cols
+        },
+    }
+    spread = rows.select(
+        "query",
+        F.col("window_start").alias("__ws"),
+        F.col("window_end").alias("__we"),
+        *[expr.alias(f"__{kind}_{i}") for i, ((kind, _), expr) in enumerate(cells.items())],
+    )
+    names = ["__ws", "__we"] + [f"__{kind}_{i}" for i, (kind, _) in enumerate(cells)]
+    stats = spread.agg(*[agg for n in names for agg in _kind_aggs(n)]).collect()[0]
+    types = {n: _choose_type(stats, n) for n in names}
+    bounds = "double" if "double" in (types["__ws"], types["__we"]) else "bigint"
+    out = [
+        F.col("query"),
+        _cast(F.col("__ws"), bounds).alias("window_start"),
+        _cast(F.col("__we"), bounds).alias("window_end"),
+    ]
+    used: set[str] = {"query", "window_start", "window_end"}
+    for i, (kind, name) in enumerate(cells):
+        alias = name if name not in used else f"{'group' if kind == 'g' else 'values'}.{name}"
+        used.add(alias)
+        out.append(_cast(F.col(f"__{kind}_{i}"), types[f"__{kind}_{i}"]).alias(alias))
+    return spread.select(*out)
+
+
+_INT = r"^-?[0-9]+$"
+_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+
+
+def _kind_aggs(name: str) -> list[Any]:
+    from pyspark.sql import functions as F
+
+    c = F.col(name)
+    present = c.isNotNull() & (c != "null")
+    return [
+        F.max(F.when(present & ~c.rlike(_INT), 1).otherwise(0)).alias(f"{name}__notint"),
+        F.max(F.when(present & ~c.rlike(_NUMBER), 1).otherwise(0)).alias(f"{name}__notnum"),
+        F.max(F.when(present & c.rlike(_INT), F.length(F.regexp_replace(c, "-", "")))).alias(
+            f"{name}__digits"
+        ),
+        F.max(
+            F.when(
+                present & c.rlike(_NUMBER) & (F.abs(c.cast("double")) == float("inf")), 1
+            ).otherwise(0)
+        ).alias(f"{name}__inf"),
+    ]
+
+
+def _choose_type(stats: Any, name: str) -> str:
+    if stats[f"{name}__notnum"]:
+        return "string"
+    digits = stats[f"{name}__digits"] or 0
+    if not stats[f"{name}__notint"]:
+        if digits <= 18:
+            return "bigint"
+        return "decimal(38,0)" if digits <= 38 else "numtext"
+    if stats[f"{name}__inf"] or digits > 15:
+        return "numtext"  # a float column that also holds exact big ints, or beyond double
+    return "double"
+
+
+def _cast(col: Any, kind: str) -> Any:
+    from pyspark.sql import functions as F
+
+    if kind == "string":  # JSON string literals: decode; null stays null
+        decoded = F.from_json(F.concat(F.lit("["), col, F.lit("]")), "array<string>")
+        return F.element_at(decoded, 1)
+    if kind == "numtext":
+        return F.when(col != "null", col)
+    return F.when(col != "null", col).cast(kind)
+
+
+def aggregate_trends(
+    df: Any,
+    workload: Any,
+    *,
+    strategy: str = "hamlet",
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    partitions: int | None = None,
+) -> Any:
+    """Trend aggregates of a workload (text or parsed) over an event DataFrame.
+
+    See the module docstring for the result schema. Rows that cannot be read
+    (no type, no time, a non-number where a query reads a number) are left out;
+    :func:`trend_aggregation` returns them too.
+    """
+    results, _ = trend_aggregation(
+        df,
+        workload,
+        strategy=strategy,
+        type_col=type_col,
+        time_col=time_col,
+        event_type=event_type,
+        partitions=partitions,
+    )
+    return results

@@ -1,0 +1,58 @@
+"""Getting a SparkSession, with clear errors when PySpark or Java is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from trendagg.errors import ExecutionError
+
+
+def require_pyspark() -> Any:
+    """Import pyspark or say how to install it."""
+    try:
+        import pyspark
+    except ImportError:
+        raise ExecutionError(
+            "the Spark engine needs PySpark: pip install 'trendagg[spark]' "
+            "(or run with --engine local)"
+        ) from None
+    return pyspark
+
+
+def require_java() -> None:
+    """Spark runs on a JVM: find one or say what to install."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return
+    if shutil.which("java") is None:
+        raise ExecutionError(
+            "the Spark engine needs a Java runtime (17 or newer) and found none: install one "
+            "(for example 'apt-get install openjdk-17-jre-headless') or set JAVA_HOME, "
+            "or run with --engine local"
+        )
+
+
+def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> Any:
+    """The active SparkSession, or a new one (embedded ``local[*]`` by default, UI off)."""
+    require_pyspark()
+    require_java()
+    from pyspark.sql import SparkSession
+
+    # Python workers must run this interpreter, so they import the same trendagg and pyarrow
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("trendagg")
+    builder = builder.master(master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]"))
+    defaults = {
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    given = dict(conf)
+    for key, value in {**defaults, **given}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

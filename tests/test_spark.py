@@ -1,0 +1,153 @@
+"""The Spark batch pipeline equals the local engine (marked `spark`: needs PySpark and Java)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from helpers import run_text
+from trendagg.language import ast, to_text
+from workloads import shared_cases
+
+pytest.importorskip("pyspark", reason="PySpark is not installed (pip install 'trendagg[spark]')")
+if shutil.which("java") is None:
+    pytest.skip("no Java runtime: the Spark engine needs Java 17+", allow_module_level=True)
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "type string, time long, x long, y long, g long, h string, v long"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    from trendagg.spark import spark_session
+
+    session = spark_session(
+        "local[2]",
+        [("spark.sql.shuffle.partitions", "3"), ("spark.default.parallelism", "2")],
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def frame(spark: Any, events: list[dict[str, object]]) -> Any:
+    cols = ["type", "time", "x", "y", "g", "h", "v"]
+    return spark.createDataFrame([tuple(e.get(c) for c in cols) for e in events], SCHEMA)
+
+
+def spark_rows(df: Any) -> list[tuple[object, ...]]:
+    out = []
+    for r in df.collect():
+        d = r.asDict()
+        q, ws, we = d.pop("query"), d.pop("window_start"), d.pop("window_end")
+        out.append((q, ws, we, repr(sorted((k, v) for k, v in d.items() if v is not None))))
+    return sorted(out)
+
+
+def local_rows(rows: list[Any]) -> list[tuple[object, ...]]:
+    out = []
+    for r in rows:
+        cells = [*r.group.items(), *((k, v) for k, v in r.values.items() if v is not None)]
+        out.append((r.query, r.window_start, r.window_end, repr(sorted(cells))))
+    return sorted(out)
+
+
+@settings(max_examples=12, deadline=None)
+@given(shared_cases(max_queries=4, max_events=14))
+def test_spark_batch_equals_local_engine(
+    spark: Any, case: tuple[list[ast.Query], list[dict[str, object]]]
+) -> None:
+    from trendagg.spark import aggregate_trends
+
+    queries, events = case
+    text = to_text(ast.Workload(tuple(queries)))
+    expected = local_rows(run_text(text, events, "greta"))
+    assert spark_rows(aggregate_trends(frame(spark, events), text, partitions=3)) == expected
+
+
+def test_partial_groups_from_several_spark_partitions_are_combined(spark: Any) -> None:
+    from trendagg.spark import aggregate_trends
+
+    # [g] partitions the trends, GROUP-BY h groups them across partitions
+    text = "RETURN h, COUNT(*), MIN(A.x), AVG(A.x) PATTERN A+ WHERE [g] GROUP-BY h WITHIN 100 s"
+    events = [{"type": "A", "time": t, "x": t, "g": t % 5, "h": "p"} for t in range(20)]
+    got = aggregate_trends(frame(spark, events), text, partitions=3).collect()
+    assert [(r["h"], r["COUNT(*)"], r["MIN(A.x)"], r["AVG(A.x)"]) for r in got] == [
+        (h, c, m, a) for h, c, m, a in [("p", 5 * 15, 0, 9.5)]
+    ]
+
+
+def test_integers_beyond_64_bits_survive_exactly(spark: Any) -> None:
+    from trendagg.spark import aggregate_trends
+
+    events = [{"type": "A", "time": 0}] + [{"type": "B", "time": i, "v": 1} for i in range(1, 301)]
+    events += [{"type": "C", "time": 0}] + [{"type": "D", "time": i} for i in range(1, 101)]
+    text = """
+    big: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 1000 s;
+    mid: RETURN COUNT(*) AS n PATTERN SEQ(C, D+) WITHIN 1000 s;
+    """
+    df = aggregate_trends(frame(spark, events), text)
+    types = dict(df.dtypes)
+    assert types["COUNT(*)"] == "string" and types["n"] == "decimal(38,0)"
+    rows = {r["query"]: r for r in df.collect()}
+    assert int(rows["big"]["COUNT(*)"]) == 2**300 - 1
+    assert int(rows["big"]["SUM(B.v)"]) == 300 * 2**299
+    assert int(rows["mid"]["n"]) == 2**100 - 1
+
+
+def test_rejected_rows_are_counted_once_with_reasons(spark: Any) -> None:
+    from trendagg.spark import trend_aggregation
+
+    df = spark.createDataFrame(
+        [("A", 1, "5"), ("A", None, "6"), (None, 3, "7"), ("A", 4, "n/a")],
+        "type string, time long, v string",
+    )
+    text = """
+    s: RETURN SUM(A.v) PATTERN A+ WITHIN 100 s;
+    c: RETURN COUNT(*) PATTERN A+ WHERE [v] WITHIN 100 s;
+    """
+    results, rejects = trend_aggregation(df, text)
+    reasons = sorted(r["reason"] for r in rejects.collect())
+    assert reasons == [
+        "attribute 'v' is '5', not a number (the queries read it numerically)",
+        "attribute 'v' is 'n/a', not a number (the queries read it numerically)",
+        "no event type in column 'type'",
+        "no time in column 'time'",
+    ]
+    assert results.count() == 0
+
+
+def test_a_missing_time_column_is_a_clear_error(spark: Any) -> None:
+    from trendagg.errors import InputError
+    from trendagg.spark import aggregate_trends
+
+    df = spark.createDataFrame([("A", 1)], "type string, ts long")
+    with pytest.raises(
+        InputError, match=r"column 'time' not found; columns are \[type, ts\]; pass --time-col"
+    ):
+        aggregate_trends(df, "RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
+
+
+def test_spark_equals_local_on_real_sp500_slice(
+    spark: Any, shared_data: Path, tmp_path: Path
+) -> None:
+    from test_real_data import SP500, _slice
+    from trendagg import run
+    from trendagg.spark import aggregate_trends
+
+    path = _slice(
+        shared_data / SP500, {"Name": {"AAPL", "IBM", "XOM", "MSFT"}}, 4 * 80, tmp_path / "s.csv"
+    )
+    query = (
+        "RETURN Name, COUNT(*), MIN(S.close), AVG(S.close) PATTERN Stock S+ "
+        "WHERE [Name] AND S.close > NEXT(S).close GROUP-BY Name WITHIN 14 days SLIDE 7 days"
+    )
+    df = spark.read.csv(str(path), header=True, inferSchema=True)
+    got = spark_rows(aggregate_trends(df, query, event_type="Stock", time_col="date"))
+    expected = local_rows(run(query, path, event_type="Stock", time_col="date"))
+    assert got == expected and len(got) > 20
