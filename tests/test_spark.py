@@ -151,3 +151,33 @@ def test_spark_equals_local_on_real_sp500_slice(
     got = spark_rows(aggregate_trends(df, query, event_type="Stock", time_col="date"))
     expected = local_rows(run(query, path, event_type="Stock", time_col="date"))
     assert got == expected and len(got) > 20
+
+
+def test_cli_spark_engine_writes_what_the_local_engine_writes(spark: Any, tmp_path: Path) -> None:
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "n43: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ WITHIN 100 s;\n"
+        "n13: RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+ WITHIN 100 s;\n"
+        "s: RETURN g, COUNT(*), SUM(A.v) PATTERN A+ GROUP-BY g WITHIN 5 s SLIDE 2 s;\n"
+    )
+    events = tmp_path / "e.csv"
+    lines = ["type,time,v,g"]
+    for i, tok in enumerate(["a1", "b2", "c2", "a3", "e3", "a4", "c5", "d6", "b7", "a8", "b9"]):
+        lines.append(f"{tok[0].upper()},{tok[1:]},{i},{i % 2}")
+    lines += ["A,yesterday,1,0", "A,5,n/a,1"]  # a bad time; a non-number that SUM(A.v) reads
+    events.write_text("\n".join(lines) + "\n")
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", str(queries), str(events), "--engine", engine], out, err)
+        assert code == 0, err.getvalue()
+        outputs[engine] = (out.getvalue(), err.getvalue())
+    assert outputs["spark"][0] == outputs["local"][0]
+    assert '"values": {"COUNT(*)": 43}' in outputs["spark"][0]
+    for engine in ("local", "spark"):
+        assert "2 rows rejected" in outputs[engine][1], outputs[engine][1]
+        assert "not a number" in outputs[engine][1] and "ISO-8601" in outputs[engine][1]

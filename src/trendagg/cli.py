@@ -8,6 +8,7 @@ unless ``TRENDAGG_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -117,24 +118,27 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     started = time.perf_counter()
-    read = _read_events(args, plans)
+    stats: dict[str, Any] = {}
+    if args.engine == "spark":
+        read, rows = _run_spark(args, workload)
+    else:
+        read = _read_events(args, plans)
+        bar, tick = _progress(len(read.events), not args.quiet)
+        with bar:
+            rows = run_strategy(
+                plans,
+                read.events,
+                args.strategy,
+                trend_limit=args.trend_limit,
+                progress=tick,
+                stats=stats,
+            )
     if read.rejected:
         if args.rejects:
             write_rejects(read.rejected, args.rejects)
         if not args.quiet:
             hint = "" if args.rejects else " (pass --rejects PATH to write them out)"
             print(f"trendagg: {summarize_rejects(read.rejected)}{hint}", file=err)
-    stats: dict[str, Any] = {}
-    bar, tick = _progress(len(read.events), not args.quiet)
-    with bar:
-        rows = run_strategy(
-            plans,
-            read.events,
-            args.strategy,
-            trend_limit=args.trend_limit,
-            progress=tick,
-            stats=stats,
-        )
     fmt = _format_for(args.output, args.format)
     if fmt == "parquet" and args.output is None:
         raise InputError("--format parquet needs --output PATH (Parquet is binary)")
@@ -154,6 +158,41 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
     return 0
+
+
+def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]:
+    """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
+    from types import SimpleNamespace
+
+    from trendagg.io import RejectedRow
+    from trendagg.spark.batch import collect
+    from trendagg.spark.session import spark_session
+
+    conf = []
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--conf takes KEY=VALUE, not '{item}'")
+        conf.append((key.strip(), value.strip()))
+    spark = spark_session(args.master, conf)
+    spark.sparkContext.setLogLevel("ERROR")
+    rows, rejected, total = collect(
+        spark,
+        args.events,
+        workload,
+        strategy=args.strategy,
+        type_col=args.type_col,
+        time_col=args.time_col,
+        event_type=args.event_type,
+    )
+    rejects = [
+        RejectedRow(
+            args.events, int(row_id), f"{reason} (Spark row id {row_id})", json.loads(record)
+        )
+        for row_id, reason, record in rejected
+    ]
+    # the summary needs the counts: events kept, rows rejected
+    return SimpleNamespace(events=range(total - len(rejects)), rejected=rejects), rows
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -292,7 +331,18 @@ def build_parser() -> argparse.ArgumentParser:
         "events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those"
     )
     run.add_argument(
-        "--engine", choices=("local",), default="local", help="where to run (default: local)"
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: in this process (default); spark: a Spark job (embedded local[*] unless --master)",
+    )
+    run.add_argument("--master", default=None, help="Spark master URL (with --engine spark)")
+    run.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting (repeatable)",
     )
     run.add_argument(
         "--strategy",

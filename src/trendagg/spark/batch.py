@@ -89,6 +89,20 @@ def _text(value: object) -> str:
     return json.dumps(value)
 
 
+def _records(rb: Any, csv_cells: bool) -> tuple[list[int], list[dict[str, object]]]:
+    """Row ids and records of an Arrow batch; CSV text cells read with the local CSV rule."""
+    from trendagg.io.values import parse_cell
+
+    records = rb.to_pylist()
+    ids = [r.pop(ROW_ID) for r in records]
+    for r in records:
+        r.pop(SORT_TIME, None)
+        if csv_cells:
+            for k, v in r.items():
+                r[k] = parse_cell(v) if isinstance(v, str) else v
+    return ids, records
+
+
 def _worker(
     workload_text: str,
     names: tuple[str, ...],
@@ -96,6 +110,7 @@ def _worker(
     type_col: str,
     time_col: str,
     event_type: str | None,
+    csv_cells: bool,
 ) -> Any:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -123,10 +138,7 @@ def _worker(
             )
 
         for rb in batches:
-            records = rb.to_pylist()
-            for r in records:
-                r.pop(ROW_ID)
-                r.pop(SORT_TIME, None)
+            _, records = _records(rb, csv_cells)
             # rejected rows are left out here and reported once by the validation pass
             read = EventBatch.from_records(
                 records,
@@ -145,7 +157,9 @@ def _worker(
     return run
 
 
-def _validator(workload_text: str, type_col: str, time_col: str, event_type: str | None) -> Any:
+def _validator(
+    workload_text: str, type_col: str, time_col: str, event_type: str | None, csv_cells: bool
+) -> Any:
     """Every input row read once with the engine's rules: the rejected ones, with reasons."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
@@ -160,8 +174,7 @@ def _validator(workload_text: str, type_col: str, time_col: str, event_type: str
             [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
         )
         for rb in batches:
-            records = rb.to_pylist()
-            ids = [r.pop(ROW_ID) for r in records]
+            ids, records = _records(rb, csv_cells)
             read = EventBatch.from_records(
                 records,
                 type_col=type_col,
@@ -255,7 +268,10 @@ def _sort_time(df: Any, time_col: str) -> Any:
     if isinstance(field, T.NumericType):
         return col.cast("double")
     text = col.cast("string")
-    return F.coalesce(text.cast("double"), F.unix_micros(F.to_timestamp(text)) / F.lit(1_000_000.0))
+    # try_: a bad time sorts first and is rejected by the engine's reader, not by Spark
+    return F.coalesce(
+        text.try_cast("double"), F.unix_micros(F.try_to_timestamp(text)) / F.lit(1_000_000.0)
+    )
 
 
 def trend_aggregation(
@@ -268,7 +284,31 @@ def trend_aggregation(
     event_type: str | None = None,
     partitions: int | None = None,
 ) -> tuple[Any, Any]:
-    """Results and rejected rows (row id, reason, record as JSON) of a workload over a DataFrame."""
+    """Results (a typed DataFrame) and rejected rows (row id, reason, record as JSON)."""
+    results, rejects = _run(
+        df,
+        workload,
+        strategy=strategy,
+        type_col=type_col,
+        time_col=time_col,
+        event_type=event_type,
+        partitions=partitions,
+    )
+    return results.frame(), rejects
+
+
+def _run(
+    df: Any,
+    workload: Any,
+    *,
+    strategy: str = "hamlet",
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    partitions: int | None = None,
+    csv_cells: bool = False,
+) -> tuple[Any, Any]:
+    """The combined result rows and the rejected rows of a workload over a DataFrame."""
     from pyspark.sql import functions as F
 
     from trendagg.engine import STRATEGIES
@@ -313,7 +353,8 @@ def trend_aggregation(
         ordered = keyed.sortWithinPartitions(F.col(SORT_TIME).asc_nulls_first(), F.col(ROW_ID))
         parts.append(
             ordered.mapInArrow(
-                _worker(text, group.names, strategy, type_col, time_col, event_type), _LONG
+                _worker(text, group.names, strategy, type_col, time_col, event_type, csv_cells),
+                _LONG,
             )
         )
     if not parts:
@@ -324,13 +365,60 @@ def trend_aggregation(
             long = long.unionByName(p)
     # the engine runs once: the typing pass and the result both read this (small) result
     final = (
-        long.groupBy("query", "window", "group_json").applyInArrow(_combiner(text), _FINAL).persist()
+        long.groupBy("query", "window", "group_json")
+        .applyInArrow(_combiner(text), _FINAL)
+        .persist()
     )
     rejects = base.drop(SORT_TIME).mapInArrow(
-        _validator(text, type_col, time_col, event_type),
+        _validator(text, type_col, time_col, event_type, csv_cells),
         "row_id bigint, reason string, record string",
     )
-    return _typed(final, plans), rejects
+    return _Results(final, plans), rejects
+
+
+class _Results:
+    """The combined rows of a run: typed as a DataFrame, or collected as ResultRows."""
+
+    def __init__(self, final: Any, plans: Sequence[Any]):
+        self.final = final
+        self.plans = plans
+
+    def frame(self) -> Any:
+        return _typed(self.final, self.plans)
+
+    def collect_rows(self) -> list[Any]:
+        """Every result row on the driver, in workload order then window order."""
+        from trendagg.io.results import ResultRow
+
+        order = {p.name: i for i, p in enumerate(self.plans)}
+        rows = []
+        for r in self.final.collect():
+            rows.append(
+                ResultRow(
+                    query=r["query"],
+                    window_start=json.loads(r["window_start"]),
+                    window_end=json.loads(r["window_end"]),
+                    group={
+                        n: _value(t)
+                        for n, t in zip(r["group_names"], r["group_texts"], strict=True)
+                    },
+                    values={
+                        n: _value(t)
+                        for n, t in zip(r["value_names"], r["value_texts"], strict=True)
+                    },
+                )
+            )
+        rows.sort(key=lambda r: (order[r.query], r.window_start, repr(list(r.group.values()))))
+        return rows
+
+
+def _value(text: str) -> object:
+    """Back from JSON text, exactly (big numbers beyond float range stay Decimal)."""
+    value = json.loads(text, parse_float=Decimal)
+    if isinstance(value, Decimal):
+        as_float = float(value)
+        return as_float if as_float not in (float("inf"), float("-inf")) else value
+    return value
 
 
 def _typed(final: Any, plans: Sequence[Any]) -> Any:
@@ -397,7 +485,7 @@ def _kind_aggs(name: str) -> list[Any]:
         ),
         F.max(
             F.when(
-                present & c.rlike(_NUMBER) & (F.abs(c.cast("double")) == float("inf")), 1
+                present & c.rlike(_NUMBER) & (F.abs(c.try_cast("double")) == float("inf")), 1
             ).otherwise(0)
         ).alias(f"{name}__inf"),
     ]
@@ -443,7 +531,7 @@ def aggregate_trends(
     (no type, no time, a non-number where a query reads a number) are left out;
     :func:`trend_aggregation` returns them too.
     """
-    results, _ = trend_aggregation(
+    results, _ = _run(
         df,
         workload,
         strategy=strategy,
@@ -452,4 +540,41 @@ def aggregate_trends(
         event_type=event_type,
         partitions=partitions,
     )
-    return results
+    return results.frame()
+
+
+def read_frame(spark: Any, path: str) -> tuple[Any, bool]:
+    """An event file or folder as a DataFrame, and whether its cells are CSV text.
+
+    CSV is read with every column as text, so each cell is then read with the
+    same rule as the local engine (a column of numbers and words keeps its numbers).
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"event file '{path}' does not exist; check the path")
+    name = p.name.lower().removesuffix(".gz")
+    if p.is_dir() or name.endswith((".parquet", ".pq")):
+        return spark.read.parquet(path), False
+    if name.endswith(".csv"):
+        return spark.read.csv(path, header=True, inferSchema=False, mode="PERMISSIVE"), True
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return spark.read.json(path), False
+    raise InputError(
+        f"cannot tell the format of '{path}': use .csv, .jsonl/.ndjson/.json or .parquet"
+    )
+
+
+def collect(
+    spark: Any,
+    path: str,
+    workload: Any,
+    **options: Any,
+) -> tuple[list[Any], list[tuple[int, str, str]], int]:
+    """For the CLI: result rows and rejected rows on the driver, and the rows read."""
+    df, csv_cells = read_frame(spark, path)
+    results, rejects = _run(df, workload, csv_cells=csv_cells, **options)
+    rows = results.collect_rows()
+    rejected = [(r["row_id"], r["reason"], r["record"]) for r in rejects.collect()]
+    return rows, rejected, df.count()
