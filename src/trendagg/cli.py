@@ -78,8 +78,15 @@ def _progress(
         return nullcontext(), None
     from tqdm import tqdm
 
+    # disable=None: no bar when stderr is not a terminal (pipes, logs, CI)
     bar = tqdm(
-        total=total, unit="ev", unit_scale=True, file=sys.stderr, leave=False, desc="trendagg"
+        total=total,
+        unit="ev",
+        unit_scale=True,
+        file=sys.stderr,
+        leave=False,
+        desc="trendagg",
+        disable=None,
     )
     return bar, bar.update
 
