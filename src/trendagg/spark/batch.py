@@ -103,6 +103,25 @@ def _records(rb: Any, csv_cells: bool) -> tuple[list[int], list[dict[str, object
     return ids, records
 
 
+def _read_batches(
+    batches: Iterator[Any],
+    numeric: Any,
+    csv_cells: bool,
+    type_col: str,
+    time_col: str,
+    event_type: str | None,
+) -> Iterator[tuple[list[int], Any]]:
+    """Row ids and the engine's reading (events and rejected rows) of each Arrow batch."""
+    from trendagg.io import EventBatch
+
+    for rb in batches:
+        ids, records = _records(rb, csv_cells)
+        read = EventBatch.from_records(
+            records, type_col=type_col, time_col=time_col, event_type=event_type, numeric=numeric
+        )
+        yield ids, read
+
+
 def _worker(
     workload_text: str,
     names: tuple[str, ...],
@@ -116,7 +135,6 @@ def _worker(
         import pyarrow as pa
 
         from trendagg.engine import Runner
-        from trendagg.io import EventBatch
         from trendagg.language import parse
         from trendagg.plan.compile import compile_workload, numeric_requirements
 
@@ -137,16 +155,8 @@ def _worker(
                 schema=schema,
             )
 
-        for rb in batches:
-            _, records = _records(rb, csv_cells)
-            # rejected rows are left out here and reported once by the validation pass
-            read = EventBatch.from_records(
-                records,
-                type_col=type_col,
-                time_col=time_col,
-                event_type=event_type,
-                numeric=numeric,
-            )
+        # rejected rows are left out here and reported once by the validation pass
+        for _, read in _read_batches(batches, numeric, csv_cells, type_col, time_col, event_type):
             rows = runner.feed(read.events)
             if rows:
                 yield emit(rows)
@@ -165,7 +175,6 @@ def _validator(
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from trendagg.io import EventBatch
         from trendagg.language import parse
         from trendagg.plan.compile import compile_workload, numeric_requirements
 
@@ -173,15 +182,7 @@ def _validator(
         schema = pa.schema(
             [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
         )
-        for rb in batches:
-            ids, records = _records(rb, csv_cells)
-            read = EventBatch.from_records(
-                records,
-                type_col=type_col,
-                time_col=time_col,
-                event_type=event_type,
-                numeric=numeric,
-            )
+        for ids, read in _read_batches(batches, numeric, csv_cells, type_col, time_col, event_type):
             if read.rejected:
                 yield pa.RecordBatch.from_pydict(
                     {
