@@ -99,16 +99,21 @@ class Registers:
 
     def add_into(self, acc: Vec, vec: Vec) -> None:
         """acc += vec, register by register (sum, min or max)."""
-        n = self.n_add
-        for i in range(n):
-            acc[i] += vec[i]
-        for i in range(n, self.size):
-            v = vec[i]
-            if v is None:
-                continue
-            a = acc[i]
-            if a is None or (v < a if i < self.max_start else v > a):
-                acc[i] = v
+        add_registers(acc, vec, self.n_add, self.max_start, self.size)
+
+
+def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> None:
+    """acc += vec for a layout of additive registers [0, n_add), minima [n_add, max_start)
+    and maxima [max_start, size); None is the empty minimum or maximum."""
+    for i in range(n_add):
+        acc[i] += vec[i]
+    for i in range(n_add, size):
+        v = vec[i]
+        if v is None:
+            continue
+        a = acc[i]
+        if a is None or (v < a if i < max_start else v > a):
+            acc[i] = v
 
 
 def _out_number(value: int | Fraction) -> int | float | Decimal:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from trendagg.engine.aggregates import Registers, result_row
 from trendagg.io.batch import EventBatch
@@ -201,9 +201,13 @@ class _Graph:
             if tr.totals is not None:
                 self.states[tr.src].negated_out.append(tr)
         self.blocked: dict[int, Any] = {}  # leading negation: window -> end time of a match
+        # a negative sub-pattern's graph signals its matches to (parent, index of its NOT)
+        self.parent: tuple[_Graph, int] | None = None
         self.children = [
             _Graph(plan, neg.template, _MaxStart(), partition) for neg in template.negations
         ]
+        for i, child in enumerate(self.children):
+            child.parent = (self, i)
 
     # -- one batch of events with the same time -------------------------------------
 
@@ -370,18 +374,9 @@ class _Partition:
             else:
                 signals.append((g, ends))
         for g, ends in signals:
-            parent, index = self._parent_of(g)
+            assert g.parent is not None
+            parent, index = g.parent
             parent.apply(index, [(k, vec[0]) for k, vec in ends], t)
-
-    def _parent_of(self, g: _Graph) -> tuple[_Graph, int]:
-        stack = [self.root]
-        while stack:
-            p = stack.pop()
-            for i, c in enumerate(p.children):
-                if c is g:
-                    return p, i
-                stack.append(c)
-        raise AssertionError("graph without parent")
 
     def _add_results(self, t: Any, ends: list[tuple[int, Vec]]) -> None:
         alg = self.runtime.alg
@@ -572,11 +567,22 @@ def time_batches(
         pos = end
 
 
+class _Runtime(Protocol):
+    """What an executor steps: one query (_QueryRuntime) or a HAMLET component."""
+
+    def advance_to(self, t: Any) -> list[ResultRow]: ...
+
+    def process(self, t: Any, events: list[tuple[str, Mapping[str, object]]]) -> None: ...
+
+    def finish(self) -> list[ResultRow]: ...
+
+
 class GretaExecutor:
     """Online GRETA over a workload: one time batch at a time, rows as windows close."""
 
     def __init__(self, plans: list[QueryPlan]):
-        self.runtimes = [_QueryRuntime(p) for p in plans]
+        self.queries = [_QueryRuntime(p) for p in plans]
+        self.runtimes: list[_Runtime] = list(self.queries)
 
     def advance(self, t: Any) -> list[ResultRow]:
         """Close the windows that end at or before t (no event before t can come)."""
@@ -598,4 +604,4 @@ class GretaExecutor:
         return rows
 
     def report(self, stats: dict[str, Any]) -> None:
-        stats["partitions"] = stats.get("partitions", 0) + sum(rt.created for rt in self.runtimes)
+        stats["partitions"] = stats.get("partitions", 0) + sum(rt.created for rt in self.queries)

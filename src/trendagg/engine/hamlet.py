@@ -45,8 +45,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact
-from trendagg.engine.greta import _EMPTY, Total, _Partition, _QueryRuntime
+from trendagg.engine.aggregates import Registers, add_registers, exact
+from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.sharing import Component, SharableSet, analyze
@@ -118,15 +118,7 @@ class _MapAlgebra:
         return out
 
     def add_into(self, acc: Entry, entry: Entry) -> None:
-        for i in range(self.m0):
-            acc[i] += entry[i]
-        for i in range(self.m0, self.size):
-            v = entry[i]
-            if v is None:
-                continue
-            cur = acc[i]
-            if cur is None or (v < cur if i < self.x0 else v > cur):
-                acc[i] = v
+        add_registers(acc, entry, self.m0, self.x0, self.size)
 
     def add_map(self, acc: dict[int, Entry], other: dict[int, Entry]) -> None:
         for sid, entry in other.items():
@@ -772,8 +764,11 @@ def _full_sum(g: Any, tr: Any, ks: range, preds: dict[int, Vec]) -> None:
                     g.alg.add_into(acc, vec)
 
 
-class HamletExecutor:
-    """Online HAMLET over a workload: components share, the other queries run GRETA."""
+class HamletExecutor(GretaExecutor):
+    """Online HAMLET over a workload: components share, the other queries run GRETA.
+
+    Components and single-query runtimes have the same interface, so stepping,
+    closing windows and finishing are GretaExecutor's."""
 
     def __init__(self, plans: list[QueryPlan], *, dynamic: bool = True, log: bool = False):
         analysis = analyze(plans)
@@ -782,31 +777,7 @@ class HamletExecutor:
             _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in analysis.components
         ]
         self.singles = [_QueryRuntime(plans[q]) for q in analysis.unshared]
-
-    def advance(self, t: Any) -> list[ResultRow]:
-        """Close the windows that end at or before t (no event before t can come)."""
-        rows: list[ResultRow] = []
-        for comp in self.components:
-            rows.extend(comp.advance_to(t))
-        for rt in self.singles:
-            rows.extend(rt.advance_to(t))
-        return rows
-
-    def step(self, t: Any, batch: list[tuple[str, Mapping[str, object]]]) -> list[ResultRow]:
-        rows = self.advance(t)
-        for comp in self.components:
-            comp.process(t, batch)
-        for rt in self.singles:
-            rt.process(t, batch)
-        return rows
-
-    def finish(self) -> list[ResultRow]:
-        rows: list[ResultRow] = []
-        for comp in self.components:
-            rows.extend(comp.finish())
-        for rt in self.singles:
-            rows.extend(rt.finish())
-        return rows
+        self.runtimes = [*self.components, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
         stats["partitions"] = (

@@ -143,7 +143,12 @@ def run_events(
     stats: dict[str, Any] | None = None,
     log: bool = False,
 ) -> list[ResultRow]:
-    """All rows of a workload over one batch of events, grouped by query in workload order."""
+    """All rows of a workload over one batch of events, grouped by query in workload order.
+
+    ``progress`` is called with the number of events done since its last call;
+    ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet``, the
+    sharing counters); ``log`` keeps HAMLET's per-burst decisions in them.
+    """
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log)
     rows = runner.feed(events, progress)
     rows.extend(runner.finish())

@@ -534,7 +534,7 @@ def aggregate_trends(
     (no type, no time, a non-number where a query reads a number) are left out;
     :func:`trend_aggregation` returns them too.
     """
-    results, _ = _run(
+    results, _ = trend_aggregation(
         df,
         workload,
         strategy=strategy,
@@ -543,7 +543,7 @@ def aggregate_trends(
         event_type=event_type,
         partitions=partitions,
     )
-    return results.frame()
+    return results
 
 
 def read_frame(spark: Any, path: str) -> tuple[Any, bool]:
