@@ -536,8 +536,14 @@ class _QueryRuntime:
 
 
 class _Any:
+    """The wildcard of a partition key: an attribute that does not apply to the event."""
+
     def __repr__(self) -> str:
         return "*"
+
+    def __reduce__(self) -> str:
+        # compared by identity: a pickled engine (a stream's state) must get this very object
+        return "_ANY"
 
 
 _ANY: Any = _Any()

@@ -89,6 +89,7 @@ class Runner:
         self.executor = _executor(plans, strategy, trend_limit, log)
         self._held_time: Any = None
         self._held: Batch = []
+        self._floor: Any = None  # set by advance(): no event before it may come
         self._finished = False
 
     def feed(
@@ -101,6 +102,10 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         rows: list[ResultRow] = []
         for t, batch in time_batches(events, progress):
+            if self._floor is not None and t < self._floor:
+                raise ExecutionError(
+                    f"event at time {t} arrived after the runner advanced to {self._floor}"
+                )
             if self._held_time is not None:
                 if t < self._held_time:
                     raise ExecutionError(
@@ -114,6 +119,24 @@ class Runner:
                 rows.extend(self.executor.step(self._held_time, self._held))
             self._held_time, self._held = t, batch
             rows.extend(self.executor.advance(t))  # windows ending by t are complete
+        return rows
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        """Promise that no event earlier than ``t`` will come; return the windows that end by ``t``.
+
+        A stream calls this with its watermark, so windows close while events
+        at or after ``t`` may still arrive.
+        """
+        if self._finished:
+            raise ExecutionError("this runner has finished; create a new one")
+        if self._floor is not None and t <= self._floor:
+            return []
+        rows: list[ResultRow] = []
+        if self._held_time is not None and self._held_time < t:
+            rows.extend(self.executor.step(self._held_time, self._held))
+            self._held_time, self._held = None, []
+        self._floor = t
+        rows.extend(self.executor.advance(t))
         return rows
 
     def finish(self) -> list[ResultRow]:
