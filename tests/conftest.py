@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,3 +33,22 @@ def shared_data() -> Path:
             f"real event data not found at {SHARED_DATA} (only present on the team's machines)"
         )
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One SparkSession for every Spark test: local[2], UI off, 3 shuffle partitions."""
+    pytest.importorskip(
+        "pyspark", reason="PySpark is not installed (pip install 'trendagg[spark]')"
+    )
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime: the Spark engine needs Java 17+")
+    from trendagg.spark import spark_session
+
+    session = spark_session(
+        "local[2]",
+        [("spark.sql.shuffle.partitions", "3"), ("spark.default.parallelism", "2")],
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,26 +12,9 @@ from helpers import run_text
 from trendagg.language import ast, to_text
 from workloads import shared_cases
 
-pytest.importorskip("pyspark", reason="PySpark is not installed (pip install 'trendagg[spark]')")
-if shutil.which("java") is None:
-    pytest.skip("no Java runtime: the Spark engine needs Java 17+", allow_module_level=True)
-
 pytestmark = pytest.mark.spark
 
 SCHEMA = "type string, time long, x long, y long, g long, h string, v long"
-
-
-@pytest.fixture(scope="module")
-def spark() -> Any:
-    from trendagg.spark import spark_session
-
-    session = spark_session(
-        "local[2]",
-        [("spark.sql.shuffle.partitions", "3"), ("spark.default.parallelism", "2")],
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def frame(spark: Any, events: list[dict[str, object]]) -> Any:
@@ -173,7 +155,8 @@ def test_cli_spark_engine_writes_what_the_local_engine_writes(spark: Any, tmp_pa
     outputs = {}
     for engine in ("local", "spark"):
         out, err = io.StringIO(), io.StringIO()
-        code = main(["run", str(queries), str(events), "--engine", engine], out, err)
+        engine_flag = ["--engine", "local"] if engine == "local" else []  # Spark is the default
+        code = main(["run", str(queries), str(events), *engine_flag], out, err)
         assert code == 0, err.getvalue()
         outputs[engine] = (out.getvalue(), err.getvalue())
     assert outputs["spark"][0] == outputs["local"][0]
@@ -181,3 +164,55 @@ def test_cli_spark_engine_writes_what_the_local_engine_writes(spark: Any, tmp_pa
     for engine in ("local", "spark"):
         assert "2 rows rejected" in outputs[engine][1], outputs[engine][1]
         assert "not a number" in outputs[engine][1] and "ISO-8601" in outputs[engine][1]
+
+
+def test_cli_spark_engine_reads_json_lines_as_the_local_engine_does(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Each line is parsed by the engine (not by Spark's schema inference): a number stays a
+    number beside strings, integers beyond 64 bits stay exact, 1 and 1.0 are one partition."""
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "s: RETURN g, COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WHERE [g] GROUP-BY g WITHIN 100 s;\n"
+    )
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        '{"type": "A", "time": 1, "g": 1}\n'
+        '{"type": "B", "time": 2, "g": 1.0, "v": 5}\n'
+        "\n"
+        '{"type": "B", "time": 3, "g": 1, "v": 123456789012345678901234567890}\n'
+        '{"type": "B", "time": 4, "g": 1, "v": "six"}\n'
+        '{"type": "B", "time": 5, "g": "1", "v": 7}\n'
+        "{not json\n"
+        "[1, 2]\n"
+    )
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", str(queries), str(events), "--engine", engine], out, err)
+        assert code == 0, err.getvalue()
+        outputs[engine] = (out.getvalue(), err.getvalue())
+    assert outputs["spark"][0] == outputs["local"][0]
+    # A then B2, B3 (g 1 and 1.0 agree): 3 trends, each B in 2; B5 has g "1", a string: not in them
+    assert '"COUNT(*)": 3, "SUM(B.v)": 246913578024691357802469135790' in outputs["spark"][0]
+    for engine in ("local", "spark"):
+        err = outputs[engine][1]
+        assert "3 rows rejected" in err, err
+        assert "'six', not a number" in err and "invalid JSON" in err and "an array" in err
+
+
+def test_a_time_spark_cannot_order_is_rejected_not_lost(spark: Any) -> None:
+    from trendagg.spark import trend_aggregation
+
+    df = spark.createDataFrame(
+        [("A", "1"), ("A", "2013-W01-2"), ("A", "3")], "type string, time string"
+    )
+    results, rejects = trend_aggregation(df, "RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
+    assert [r["COUNT(*)"] for r in results.collect()] == [3]  # A1, A3, A1 A3
+    (reject,) = rejects.collect()
+    assert "Spark cannot order by" in reject["reason"]
+    assert '"2013-W01-2"' in reject["record"]

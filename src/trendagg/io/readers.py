@@ -538,17 +538,25 @@ def _json_objects(
                         raise ValueError(text)
                 except (StopIteration, ValueError):
                     try:
-                        value = _parse_json(text)
+                        value = parse_json_line(decoded)
                     except ValueError as error:
-                        indent = len(decoded) - len(decoded.lstrip(_JSON_BLANKS))
-                        reason = _json_reason(error, indent)
                         record: dict[str, object] = {"_text": decoded.rstrip("\r\n")}
-                        rejected.append(RejectedRow(source, number, reason, record))
+                        rejected.append(RejectedRow(source, number, str(error), record))
                         continue
                 parsed.append((number, value))
     except (OSError, EOFError) as error:
         raise InputError(f"cannot read {source} ({error}); check the file") from None
     return parsed
+
+
+def parse_json_line(line: str) -> object:
+    """One line of JSON Lines, read as the JSON Lines reader reads it (integers of any size
+    exactly); raises ``ValueError`` with the reason (and column) when it is not JSON."""
+    try:
+        return _parse_json(line.strip(_JSON_BLANKS))
+    except ValueError as error:
+        indent = len(line) - len(line.lstrip(_JSON_BLANKS))
+        raise ValueError(_json_reason(error, indent)) from None
 
 
 def _refuse_json_array(first_line: str, source: str) -> None:

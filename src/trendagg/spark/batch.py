@@ -34,6 +34,16 @@ from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.spark.records import (
+    RECORD,
+    Reading,
+    json_lines,
+    read_rows,
+    route_key,
+    sort_time,
+    unordered_reason,
+    with_record_columns,
+)
 
 ROW_ID = "__trendagg_row"
 SORT_TIME = "__trendagg_time"
@@ -55,6 +65,40 @@ def _decode(value: object) -> object:
     if isinstance(value, dict):
         return Fraction(value["n"], value["d"])
     return value
+
+
+def partial_cells(row: Any) -> tuple[str, int, str, str]:
+    """A result row of one Spark partition or key, as text: query, window id, group, registers.
+
+    Rows of one (query, window, group) from several partitions are combined
+    by :func:`combine_partials`; the registers keep every value exact.
+    """
+    return (
+        row.query,
+        row.window,
+        json.dumps(list(row.group.values()), default=str),
+        json.dumps([_encode(v) for v in row.registers]),
+    )
+
+
+def combine_partials(plan: Any, window: int, group_json: str, registers: Sequence[str]) -> Any:
+    """One final ResultRow from the partial rows (:func:`partial_cells`) of a group's window."""
+    from trendagg.engine.aggregates import Registers, combine_rows
+    from trendagg.io.results import ResultRow
+
+    group = dict(zip(plan.group_names, json.loads(group_json), strict=True))
+    partial = [
+        ResultRow(
+            query=plan.name,
+            window_start=0,
+            window_end=0,
+            group=group,
+            registers=tuple(_decode(v) for v in json.loads(r)),
+            window=window,
+        )
+        for r in registers
+    ]
+    return combine_rows(plan, Registers(plan.layout), partial)
 
 
 @dataclass(frozen=True)
@@ -89,48 +133,23 @@ def _text(value: object) -> str:
     return json.dumps(value)
 
 
-def _records(rb: Any, csv_cells: bool) -> tuple[list[int], list[dict[str, object]]]:
-    """Row ids and records of an Arrow batch; CSV text cells read with the local CSV rule."""
-    from trendagg.io.values import parse_cell
-
-    records = rb.to_pylist()
-    ids = [r.pop(ROW_ID) for r in records]
-    for r in records:
-        r.pop(SORT_TIME, None)
-        if csv_cells:
-            for k, v in r.items():
-                r[k] = parse_cell(v) if isinstance(v, str) else v
-    return ids, records
-
-
 def _read_batches(
-    batches: Iterator[Any],
-    numeric: Any,
-    csv_cells: bool,
-    type_col: str,
-    time_col: str,
-    event_type: str | None,
-) -> Iterator[tuple[list[int], Any]]:
-    """Row ids and the engine's reading (events and rejected rows) of each Arrow batch."""
-    from trendagg.io import EventBatch
-
+    batches: Iterator[Any], numeric: Any, reading: Reading
+) -> Iterator[tuple[list[int], list[Any], list[Any], Any]]:
+    """Row ids, sort times, rows (JSON texts or mappings) and the engine's reading (events,
+    rejected rows) of Arrow batches."""
     for rb in batches:
-        ids, records = _records(rb, csv_cells)
-        read = EventBatch.from_records(
-            records, type_col=type_col, time_col=time_col, event_type=event_type, numeric=numeric
-        )
-        yield ids, read
+        names = rb.schema.names
+        ids = rb.column(names.index(ROW_ID)).to_pylist()
+        times = rb.column(names.index(SORT_TIME)).to_pylist()
+        if RECORD in names:
+            items: list[Any] = rb.column(names.index(RECORD)).to_pylist()
+        else:
+            items = rb.drop_columns([ROW_ID, SORT_TIME]).to_pylist()
+        yield ids, times, items, read_rows(items, reading, numeric)
 
 
-def _worker(
-    workload_text: str,
-    names: tuple[str, ...],
-    strategy: str,
-    type_col: str,
-    time_col: str,
-    event_type: str | None,
-    csv_cells: bool,
-) -> Any:
+def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: Reading) -> Any:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -145,18 +164,11 @@ def _worker(
         schema = _arrow_schema(pa)
 
         def emit(rows: list[Any]) -> Any:
-            return pa.RecordBatch.from_pydict(
-                {
-                    "query": [r.query for r in rows],
-                    "window": [r.window for r in rows],
-                    "group_json": [json.dumps(list(r.group.values()), default=str) for r in rows],
-                    "registers": [json.dumps([_encode(v) for v in r.registers]) for r in rows],
-                },
-                schema=schema,
-            )
+            columns = list(zip(*map(partial_cells, rows), strict=True))
+            return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
 
         # rejected rows are left out here and reported once by the validation pass
-        for _, read in _read_batches(batches, numeric, csv_cells, type_col, time_col, event_type):
+        for _, _, _, read in _read_batches(batches, numeric, reading):
             rows = runner.feed(read.events)
             if rows:
                 yield emit(rows)
@@ -167,10 +179,12 @@ def _worker(
     return run
 
 
-def _validator(
-    workload_text: str, type_col: str, time_col: str, event_type: str | None, csv_cells: bool
-) -> Any:
-    """Every input row read once with the engine's rules: the rejected ones, with reasons."""
+def _validator(workload_text: str, reading: Reading) -> Any:
+    """Every input row read once with the engine's rules: the rejected ones, with reasons.
+
+    A row the engine reads but whose time Spark cannot order by is rejected
+    too (the workers never get it), so nothing is dropped silently.
+    """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -182,18 +196,28 @@ def _validator(
         schema = pa.schema(
             [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
         )
-        for ids, read in _read_batches(batches, numeric, csv_cells, type_col, time_col, event_type):
-            if read.rejected:
+        for ids, times, items, read in _read_batches(batches, numeric, reading):
+            bad = [(x.row, x.reason) for x in read.rejected]
+            events = read.events
+            for i, row in enumerate(events.rows):
+                if times[row - 1] is None:
+                    bad.append((row, unordered_reason(events.times[i])))
+            if bad:
                 yield pa.RecordBatch.from_pydict(
                     {
-                        "row_id": [ids[x.row - 1] for x in read.rejected],
-                        "reason": [x.reason for x in read.rejected],
-                        "record": [json.dumps(x.record, default=str) for x in read.rejected],
+                        "row_id": [ids[row - 1] for row, _ in bad],
+                        "reason": [reason for _, reason in bad],
+                        "record": [_record_text(items[row - 1]) for row, _ in bad],
                     },
                     schema=schema,
                 )
 
     return run
+
+
+def _record_text(item: object) -> str:
+    """A row as JSON text for the rejects: a JSON line as it was, a mapping as JSON."""
+    return item if isinstance(item, str) else json.dumps(item, default=str)
 
 
 def _arrow_schema(pa: Any) -> Any:
@@ -209,26 +233,13 @@ def _combiner(workload_text: str) -> Any:
     def combine(table: Any) -> Any:
         import pyarrow as pa
 
-        from trendagg.engine.aggregates import Registers, combine_rows
-        from trendagg.io.results import ResultRow
         from trendagg.language import parse
         from trendagg.plan.compile import compile_workload
 
         plans = {p.name: p for p in compile_workload(parse(workload_text))}
         data = table.to_pydict()
         plan = plans[data["query"][0]]
-        partial = [
-            ResultRow(
-                query=plan.name,
-                window_start=0,
-                window_end=0,
-                group=dict(zip(plan.group_names, json.loads(g), strict=True)),
-                registers=tuple(_decode(v) for v in json.loads(r)),
-                window=k,
-            )
-            for k, g, r in zip(data["window"], data["group_json"], data["registers"], strict=True)
-        ]
-        row = combine_rows(plan, Registers(plan.layout), partial)
+        row = combine_partials(plan, data["window"][0], data["group_json"][0], data["registers"])
         return pa.table(
             {
                 "query": [row.query],
@@ -253,26 +264,6 @@ def _combiner(workload_text: str) -> Any:
         )
 
     return combine
-
-
-def _sort_time(df: Any, time_col: str) -> Any:
-    """A time to order by: numbers as they are, timestamps and ISO text as epoch seconds."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    field = df.schema[time_col].dataType
-    col = F.col(f"`{time_col}`")
-    if isinstance(field, (T.TimestampType, T.TimestampNTZType)):
-        return F.unix_micros(col.cast("timestamp")) / F.lit(1_000_000.0)
-    if isinstance(field, T.DateType):
-        return F.unix_date(col).cast("double") * F.lit(86_400.0)
-    if isinstance(field, T.NumericType):
-        return col.cast("double")
-    text = col.cast("string")
-    # try_: a bad time sorts first and is rejected by the engine's reader, not by Spark
-    return F.coalesce(
-        text.try_cast("double"), F.unix_micros(F.try_to_timestamp(text)) / F.lit(1_000_000.0)
-    )
 
 
 def trend_aggregation(
@@ -309,7 +300,8 @@ def _run(
     partitions: int | None = None,
     csv_cells: bool = False,
 ) -> tuple[Any, Any]:
-    """The combined result rows and the rejected rows of a workload over a DataFrame."""
+    """The combined result rows and the rejected rows of a workload over a DataFrame
+    (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`)."""
     from pyspark.sql import functions as F
 
     from trendagg.engine import STRATEGIES
@@ -322,6 +314,10 @@ def _run(
     assert isinstance(parsed, ast.Workload)
     text = to_text(parsed)
     plans = compile_workload(parsed)
+    groups = query_groups(plans)
+    reading = Reading(type_col, time_col, event_type, csv_cells)
+    if RECORD in df.columns:  # JSON texts: Spark reads the few fields it routes and orders by
+        df = with_record_columns(df, [time_col, type_col, *(k for g in groups for k in g.key)])
     columns = df.columns
     missing = [c for c in ([time_col] + ([] if event_type else [type_col])) if c not in columns]
     if missing:
@@ -332,11 +328,13 @@ def _run(
     spark = df.sparkSession
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
     base = df.withColumn(ROW_ID, F.monotonically_increasing_id()).withColumn(
-        SORT_TIME, _sort_time(df, time_col)
+        SORT_TIME, sort_time(df, time_col)
     )
+    engine_columns = [RECORD, ROW_ID, SORT_TIME] if RECORD in columns else base.columns
     parts = []
-    for group in query_groups(plans):
-        events = base
+    for group in groups:
+        # rows Spark cannot order by time are rejected by the validation pass, never fed
+        events = base.where(F.col(SORT_TIME).isNotNull())
         if event_type is None:
             events = events.where(F.col(f"`{type_col}`").cast("string").isin(list(group.types)))
         elif event_type not in group.types:
@@ -347,15 +345,14 @@ def _run(
                 break
             events = events.where(F.col(f"`{k}`").isNotNull())
         keyed = (
-            events.repartition(n, *[F.col(f"`{k}`") for k in group.key])
+            events.repartition(n, *[route_key(df, k) for k in group.key])
             if group.key
             else events.repartition(1)
         )
-        ordered = keyed.sortWithinPartitions(F.col(SORT_TIME).asc_nulls_first(), F.col(ROW_ID))
+        ordered = keyed.sortWithinPartitions(F.col(SORT_TIME), F.col(ROW_ID))
         parts.append(
-            ordered.mapInArrow(
-                _worker(text, group.names, strategy, type_col, time_col, event_type, csv_cells),
-                _LONG,
+            ordered.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
+                _worker(text, group.names, strategy, reading), _LONG
             )
         )
     if not parts:
@@ -370,9 +367,8 @@ def _run(
         .applyInArrow(_combiner(text), _FINAL)
         .persist()
     )
-    rejects = base.drop(SORT_TIME).mapInArrow(
-        _validator(text, type_col, time_col, event_type, csv_cells),
-        "row_id bigint, reason string, record string",
+    rejects = base.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
+        _validator(text, reading), "row_id bigint, reason string, record string"
     )
     return _Results(final, plans), rejects
 
@@ -550,7 +546,8 @@ def read_frame(spark: Any, path: str) -> tuple[Any, bool]:
     """An event file or folder as a DataFrame, and whether its cells are CSV text.
 
     CSV is read with every column as text, so each cell is then read with the
-    same rule as the local engine (a column of numbers and words keeps its numbers).
+    same rule as the local engine (a column of numbers and words keeps its numbers);
+    JSON Lines as one text per line, parsed by the engine as the local reader parses it.
     """
     from pathlib import Path
 
@@ -563,7 +560,7 @@ def read_frame(spark: Any, path: str) -> tuple[Any, bool]:
     if name.endswith(".csv"):
         return spark.read.csv(path, header=True, inferSchema=False, mode="PERMISSIVE"), True
     if name.endswith((".jsonl", ".ndjson", ".json")):
-        return spark.read.json(path), False
+        return json_lines(spark.read.text(path)), False
     raise InputError(
         f"cannot tell the format of '{path}': use .csv, .jsonl/.ndjson/.json or .parquet"
     )

@@ -1,0 +1,175 @@
+"""Rows of a Spark DataFrame as the engine reads them: the local readers' rules, on Spark.
+
+A DataFrame reaches the engine in one of two shapes:
+
+* typed columns (a user's DataFrame, Parquet): each row becomes a mapping of
+  its values, read like records passed to ``trendagg.run``;
+* one text column ``RECORD`` holding a JSON object per row (JSON Lines files,
+  the socket and rate sources): each text is parsed exactly as the JSON
+  Lines reader parses a line (integers of any size, invalid JSON rejected with
+  the column of the fault).
+
+With ``csv_cells``, text cells are read with the CSV reader's rule (a cell
+that looks like a number is a number), so CSV read by Spark as text gives
+the same events as ``trendagg run --engine local``. Spark only needs a few
+columns itself (type, time and partition keys, to route and order rows):
+:func:`with_record_columns` extracts them from the JSON text, and
+:func:`sort_time` turns the time into seconds to order by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RECORD = "__trendagg_record"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Which columns hold the type and time, and how cells are read."""
+
+    type_col: str = "type"
+    time_col: str = "time"
+    event_type: str | None = None
+    csv_cells: bool = False
+
+
+def read_rows(
+    items: Sequence[object],
+    reading: Reading,
+    numeric: Mapping[str, Iterable[str]] | None,
+    source: str = "<spark>",
+) -> Any:
+    """Events and rejected rows (numbered from 1 in ``items``) of JSON texts or mappings."""
+    from trendagg.io.assemble import from_mappings
+    from trendagg.io.batch import RejectedRow
+    from trendagg.io.readers import parse_json_line
+    from trendagg.io.values import parse_cell
+
+    rejected: list[RejectedRow] = []
+    numbered: list[tuple[int, object]] = []
+    names: set[str] = set()
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, str):
+            try:
+                item = parse_json_line(item.removeprefix("\ufeff"))  # a file's byte order mark
+            except ValueError as error:
+                rejected.append(RejectedRow(source, i, str(error), {"_text": item}))
+                continue
+        if isinstance(item, dict):
+            if reading.csv_cells:
+                item = {k: parse_cell(v) if isinstance(v, str) else v for k, v in item.items()}
+            names.update(item)
+        numbered.append((i, item))
+    # a column no row has: each row is rejected for it (a whole file is refused elsewhere)
+    absent = [
+        (col, reason)
+        for col, reason, needed in (
+            (
+                reading.type_col,
+                f"no event type in column '{reading.type_col}'",
+                not reading.event_type,
+            ),
+            (reading.time_col, f"no time in column '{reading.time_col}'", True),
+        )
+        if needed and col not in names and numbered
+    ]
+    if absent:
+        for i, item in numbered:
+            record = item if isinstance(item, dict) else {"_text": str(item)}
+            rejected.append(RejectedRow(source, i, absent[0][1], record))
+        numbered = []
+    return from_mappings(
+        numbered,
+        source=source,
+        type_col=reading.type_col,
+        time_col=reading.time_col,
+        event_type=reading.event_type,
+        numeric=numeric,
+        what="record",
+        rejected=rejected,
+    )
+
+
+def json_lines(text: Any) -> Any:
+    """A DataFrame of text lines (``spark.read.text``, the socket source) as the ``RECORD``
+    shape; blank lines are skipped, as the JSON Lines reader skips them."""
+    from pyspark.sql import functions as F
+
+    return text.where(F.trim(F.col("value")) != "").select(F.col("value").alias(RECORD))
+
+
+def as_record_text(df: Any) -> Any:
+    """A typed DataFrame as the ``RECORD`` shape: each row as JSON text (nulls left out)."""
+    from pyspark.sql import functions as F
+
+    if RECORD in df.columns:
+        return df
+    cols = [F.col(f"`{c}`") for c in df.columns]
+    return df.select(F.to_json(F.struct(*cols)).alias(RECORD))
+
+
+def with_record_columns(df: Any, names: Iterable[str]) -> Any:
+    """The ``RECORD`` shape with the named fields beside it as text (null where absent),
+    for Spark to route and order by; the engine still reads the JSON text."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    wanted = sorted(set(names))
+    schema = T.StructType([T.StructField(n, T.StringType()) for n in wanted])
+    parsed = F.from_json(F.col(RECORD), schema)
+    return df.select(F.col(RECORD), *[parsed[n].alias(n) for n in wanted])
+
+
+def route_key(df: Any, name: str) -> Any:
+    """A partition attribute as Spark routes by it: the engine's equal values (1 and 1.0,
+    from text) meet in one Spark partition; the engine then tells unequal ones apart."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    col = F.col(f"`{name}`")
+    if not isinstance(df.schema[name].dataType, T.StringType):
+        return col
+    return F.coalesce(F.trim(col).try_cast("double").cast("string"), col)
+
+
+def sort_time(df: Any, time_col: str) -> Any:
+    """A time to order by, in seconds: numbers as they are, timestamps and ISO text as
+    epoch seconds; null where Spark cannot read it (such rows are rejected, never fed)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    field = df.schema[time_col].dataType
+    col = F.col(f"`{time_col}`")
+    if isinstance(field, (T.TimestampType, T.TimestampNTZType)):
+        return F.unix_micros(col.cast("timestamp")) / F.lit(1_000_000.0)
+    if isinstance(field, T.DateType):
+        return F.unix_date(col).cast("double") * F.lit(86_400.0)
+    if isinstance(field, T.NumericType):
+        return col.cast("double")
+    text = F.trim(col.cast("string"))
+    return F.coalesce(
+        text.try_cast("double"), F.unix_micros(F.try_to_timestamp(text)) / F.lit(1_000_000.0)
+    )
+
+
+def record_of(text: str) -> dict[str, object]:
+    """A rejected row's record from its JSON text, as the local readers write it: the
+    object, or ``{"_text": ...}`` for a line that is not a JSON object."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {"_text": text}
+    return value if isinstance(value, dict) else {"_text": text}
+
+
+def unordered_reason(time: object) -> str:
+    """Why a row the engine can read is rejected when Spark cannot order it by time."""
+    return (
+        f"time '{time}' is a timestamp the engine reads but Spark cannot order by; write times "
+        f"as epoch seconds or as 'YYYY-MM-DD[ HH:MM:SS[.ffffff]][+HH:MM]'"
+    )
