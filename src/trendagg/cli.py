@@ -1,4 +1,4 @@
-"""The ``trendagg`` command line: run, check, generate, demo.
+"""The ``trendagg`` command line: run, stream, check, explain, generate, demo.
 
 Errors a user can fix (a bad query, a missing column, an unknown option value)
 print one clear message and exit with status 2; nothing prints a traceback
@@ -8,7 +8,6 @@ unless ``TRENDAGG_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
-from trendagg.errors import InputError, TrendAggError
+from trendagg.errors import ExecutionError, InputError, TrendAggError
 
 FORMATS = ("jsonl", "csv", "parquet")
 PROGRESS_MIN_EVENTS = 200_000
@@ -167,22 +166,30 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _spark(args: argparse.Namespace) -> Any:
+    """The SparkSession of --master and --conf (embedded local[*] by default)."""
+    from trendagg.spark.session import spark_session
+
+    conf = []
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--conf takes KEY=VALUE, not '{item}'")
+        conf.append((key.strip(), value.strip()))
+    spark = spark_session(args.master, conf)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]:
     """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
     from types import SimpleNamespace
 
     from trendagg.io import RejectedRow
     from trendagg.spark.batch import collect
-    from trendagg.spark.session import spark_session
+    from trendagg.spark.records import record_of
 
-    conf = []
-    for item in args.conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--conf takes KEY=VALUE, not '{item}'")
-        conf.append((key.strip(), value.strip()))
-    spark = spark_session(args.master, conf)
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _spark(args)
     rows, rejected, total = collect(
         spark,
         args.events,
@@ -194,12 +201,85 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     )
     rejects = [
         RejectedRow(
-            args.events, int(row_id), f"{reason} (Spark row id {row_id})", json.loads(record)
+            args.events, int(row_id), f"{reason} (Spark row id {row_id})", record_of(record)
         )
         for row_id, reason, record in rejected
     ]
     # the summary needs the counts: events kept, rows rejected
     return SimpleNamespace(events=range(total - len(rejects)), rejected=rejects), rows
+
+
+def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Structured Streaming: results of each window once the watermark passes its end."""
+    from trendagg.spark.stream import parse_lateness, stream_trends
+
+    workload = _load_workload(args.queries)
+    lateness = parse_lateness(args.lateness)
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    query, stats = stream_trends(
+        args.source,
+        workload,
+        spark=_spark(args),
+        output=args.output,
+        checkpoint=args.checkpoint,
+        lateness=lateness,
+        strategy=args.strategy,
+        type_col=args.type_col,
+        time_col=args.time_col,
+        event_type=args.event_type,
+        fmt=args.format,
+        trigger=args.trigger,
+        available_now=args.once,
+        source_format=args.source_format,
+        schema=args.schema,
+        max_files_per_trigger=args.max_files_per_trigger,
+        rows_per_second=args.rows_per_second,
+    )
+    queries = len(workload)
+    if not args.quiet:
+        how = "until the files there are read" if args.once else "until Ctrl-C"
+        print(
+            f"trendagg: streaming {queries} quer{'y' if queries == 1 else 'ies'} over "
+            f"{args.source} {how}; results in {args.output}/results, late events in "
+            f"{args.output}/late, rejected rows in {args.output}/rejects; "
+            f"checkpoint {args.checkpoint}.",
+            file=err,
+        )
+    started = time.monotonic()
+    reported = 0
+    try:
+        while query.isActive:
+            query.awaitTermination(1)
+            if args.timeout is not None and time.monotonic() - started >= args.timeout:
+                break
+            if not args.quiet and stats.batches != reported:
+                reported = stats.batches
+                print(f"trendagg: {_stream_progress(query, stats)}", file=err)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        query.stop()
+    failure = query.exception()
+    if failure is not None:
+        raise ExecutionError(f"the stream failed: {_spark_message(failure)}")
+    if not args.quiet:
+        print(f"trendagg: stopped; {_stream_progress(query, stats)}", file=err)
+    return 0
+
+
+def _stream_progress(query: Any, stats: Any) -> str:
+    """The counters of a stream, with Spark's watermark."""
+    progress = query.lastProgress or {}
+    watermark = (progress.get("eventTime") or {}).get("watermark")
+    shown = "" if watermark in (None, "1970-01-01T00:00:00.000Z") else f"; watermark {watermark}"
+    return f"{stats.summary()}{shown}"
+
+
+def _spark_message(failure: Any) -> str:
+    """The first line a user can act on from a Spark exception (not the JVM stack)."""
+    text = str(failure.desc if hasattr(failure, "desc") else failure)
+    return text.strip().splitlines()[0] if text.strip() else repr(failure)
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -325,6 +405,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _spark_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (default: embedded local[*])"
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting (repeatable)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trendagg",
@@ -339,18 +432,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--engine",
-        choices=("local", "spark"),
-        default="local",
-        help="local: in this process (default); spark: a Spark job (embedded local[*] unless --master)",
+        choices=("spark", "local"),
+        default="spark",
+        help="spark: a Spark job, embedded local[*] unless --master (default); "
+        "local: the engine in this process, without Spark",
     )
-    run.add_argument("--master", default=None, help="Spark master URL (with --engine spark)")
-    run.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="Spark setting (repeatable)",
-    )
+    _spark_options(run)
     run.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -389,6 +476,70 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", "-q", action="store_true", help="no progress bar and no summary on stderr"
     )
     run.set_defaults(func=cmd_run)
+
+    stream = sub.add_parser(
+        "stream",
+        help="run a workload over a stream (Spark Structured Streaming), writing each "
+        "window's rows once the watermark passes its end",
+    )
+    stream.add_argument("queries", help="file of queries")
+    stream.add_argument(
+        "source",
+        help="a directory that event files arrive in (.csv, .jsonl, .parquet), "
+        "socket://HOST:PORT (one JSON object per line), or rate:// (generated rides)",
+    )
+    stream.add_argument(
+        "--checkpoint", required=True, help="checkpoint directory: a restart resumes from it"
+    )
+    stream.add_argument(
+        "--output", "-o", required=True, help="directory for results/, late/ and rejects/"
+    )
+    stream.add_argument(
+        "--lateness",
+        default="0",
+        help="allowed lateness: seconds or a duration such as '30 s', '5 min' (default 0); "
+        "an event earlier than the latest time seen minus this is late",
+    )
+    stream.add_argument(
+        "--format", choices=FORMATS, default="jsonl", help="result file format (default jsonl)"
+    )
+    stream.add_argument(
+        "--once",
+        action="store_true",
+        help="read the files in the source directory now, then stop (availableNow)",
+    )
+    stream.add_argument(
+        "--trigger", default=None, help="micro-batch interval, e.g. '10 seconds' (default: asap)"
+    )
+    stream.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    stream.add_argument(
+        "--source-format",
+        choices=("csv", "json", "parquet"),
+        default=None,
+        help="format of the files (default: from the names of the files there)",
+    )
+    stream.add_argument(
+        "--schema",
+        default=None,
+        help="columns of the files as Spark DDL, e.g. 'type string, time double, driver long' "
+        "(default: from the files already there)",
+    )
+    stream.add_argument("--max-files-per-trigger", type=_positive_int, default=None, metavar="N")
+    stream.add_argument(
+        "--rows-per-second", type=_positive_int, default=1000, help="for rate:// (default 1000)"
+    )
+    stream.add_argument(
+        "--strategy",
+        choices=tuple(s for s in STRATEGIES if s != "twostep"),
+        default=DEFAULT_STRATEGY,
+        help=f"default: {DEFAULT_STRATEGY}",
+    )
+    stream.add_argument("--type-col", default="type")
+    stream.add_argument("--time-col", default="time")
+    stream.add_argument("--event-type", default=None, metavar="NAME")
+    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _spark_options(stream)
+    stream.set_defaults(func=cmd_stream)
 
     check = sub.add_parser("check", help="validate queries and print their compiled templates")
     check.add_argument("queries")

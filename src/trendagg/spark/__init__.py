@@ -1,5 +1,6 @@
-"""The Spark pipeline: adapters only. Spark reads, partitions, orders and writes; the
-trendagg engine (greta, hamlet, twostep) computes, one Runner per Spark partition.
+"""The Spark pipeline: adapters only. Spark reads, partitions, orders, keeps state and
+writes; the trendagg engine (greta, hamlet, twostep) computes, one Runner per Spark
+partition in batch and per key in Structured Streaming.
 
 Imports nothing heavy: pyspark is imported when a function is called.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["aggregate_trends", "spark_session", "trend_aggregation"]
+__all__ = ["aggregate_trends", "spark_session", "stream_trends", "trend_aggregation"]
 
 
 def aggregate_trends(df: Any, workload: Any, **options: Any) -> Any:
@@ -23,6 +24,14 @@ def trend_aggregation(df: Any, workload: Any, **options: Any) -> tuple[Any, Any]
     from trendagg.spark.batch import trend_aggregation as run
 
     return run(df, workload, **options)
+
+
+def stream_trends(source: Any, workload: Any, **options: Any) -> tuple[Any, Any]:
+    """Start a Structured Streaming query of trend aggregates (see :mod:`trendagg.spark.stream`);
+    returns the StreamingQuery and its counters."""
+    from trendagg.spark.stream import stream_trends as start
+
+    return start(source, workload, **options)
 
 
 def spark_session(master: str | None = None, conf: Any = ()) -> Any:

@@ -1,0 +1,815 @@
+"""Trend aggregation over Spark Structured Streaming, with event-time watermarks.
+
+The pipeline, per micro-batch:
+
+1. A source (a directory of CSV / JSON Lines / Parquet files, the socket
+   source with one JSON object per line, or the rate source turned into a
+   ride-sharing stream) gives rows. Each row is kept whole as JSON text, so
+   the engine reads every value with the same rules as the local engine.
+2. The event time feeds Spark's watermark: the largest event time seen so far
+   minus the allowed lateness.
+3. Rows are keyed like the batch pipeline (per query group, by its
+   unqualified partition attributes) and ``transformWithStateInPandas`` keeps,
+   per key, in the state store (RocksDB), the engine's :class:`Runner`
+   (pickled with its plans by reference, see :mod:`trendagg.engine.state`)
+   and the events not yet fed.
+4. Per key and micro-batch, with watermark W: an event earlier than W is late
+   (counted and written to the side output, never fed); the others wait until
+   W passes them, then are fed in time order; ``Runner.advance(W)`` returns
+   the windows that end by W. An event-time timer at the next window end
+   closes windows of keys that get no new events. A key whose windows have all
+   closed and that waits for nothing is dropped from the state.
+5. Every key closes the windows that end by W in the same micro-batch, so the
+   sink (``foreachBatch``) combines the partial rows of a (query, window,
+   group) from all keys into the final row, exactly as the batch pipeline does,
+   and writes ``results/``, ``late/`` and ``rejects/`` files named by batch id.
+   A batch run again after a failure writes the same files again (replaced, not
+   appended): with the checkpoint, nothing is lost and nothing is duplicated.
+
+A window's row is written once the watermark passes its end. Windows that
+the watermark has not passed when a stream stops stay in the checkpoint and
+are written when it runs again and time moves on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time as _time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trendagg.errors import InputError
+from trendagg.spark.batch import SORT_TIME, combine_partials, partial_cells, query_groups
+from trendagg.spark.records import (
+    RECORD,
+    Reading,
+    as_record_text,
+    json_lines,
+    read_rows,
+    record_of,
+    route_key,
+    sort_time,
+    unordered_reason,
+    with_record_columns,
+)
+
+GROUP = "__trendagg_group"
+KEY = "__trendagg_key"
+WATERMARK = "__trendagg_event_time"
+
+_OUT = (
+    "kind string, query string, window bigint, group_json string, registers string, "
+    "time double, record string, reason string, events bigint"
+)
+_OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
+_STATE = "data binary"
+
+
+@dataclass
+class StreamStats:
+    """Counters of a running stream, updated by the sink after every micro-batch."""
+
+    batches: int = 0
+    events: int = 0
+    rows: int = 0
+    late: int = 0
+    rejected: int = 0
+    watermark: float | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def summary(self) -> str:
+        wm = "none yet" if self.watermark is None else f"{self.watermark:g}"
+        return (
+            f"{self.batches} micro-batches, {self.events:,} events, {self.rows:,} rows written, "
+            f"{self.late:,} late, {self.rejected:,} rejected; watermark {wm}"
+        )
+
+
+def parse_lateness(text: str | float | int) -> float:
+    """Allowed lateness in seconds, from a number or a duration of the query language
+    ('30 s', '5 min', '1 hour', '250 ms')."""
+    from trendagg.language import UNIT_NAMES, UNIT_SECONDS
+
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+        unit = UNIT_NAMES.get(m.group(2).lower(), None) if m else None
+        if m is None or (m.group(2) and unit is None):
+            raise InputError(
+                f"cannot read the lateness '{text}': give a number of seconds or a duration "
+                f"such as '30 s', '5 min', '1 h'"
+            )
+        value = float(m.group(1)) * float(UNIT_SECONDS[unit] if unit else 1)
+    if value < 0:
+        raise InputError(f"the allowed lateness must not be negative (got {text})")
+    return value
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+def _source_format(path: Path, given: str | None) -> str:
+    if given:
+        kind = given.lower()
+        if kind in ("jsonl", "ndjson"):
+            kind = "json"
+        if kind not in ("csv", "json", "parquet"):
+            raise InputError(f"unknown source format '{given}': use csv, json or parquet")
+        return kind
+    names = sorted(
+        p.name.lower().removesuffix(".gz")
+        for p in path.iterdir()
+        if p.is_file() and not p.name.startswith((".", "_"))
+    )
+    for name in names:
+        if name.endswith(".csv"):
+            return "csv"
+        if name.endswith((".jsonl", ".ndjson", ".json")):
+            return "json"
+        if name.endswith((".parquet", ".pq")):
+            return "parquet"
+    raise InputError(
+        f"cannot tell the format of the files in '{path}' (none ends in .csv, .jsonl, .json "
+        f"or .parquet): pass --source-format csv|json|parquet"
+    )
+
+
+def read_stream(
+    spark: Any,
+    source: str,
+    *,
+    source_format: str | None = None,
+    schema: str | None = None,
+    max_files_per_trigger: int | None = None,
+    rows_per_second: int = 1000,
+) -> tuple[Any, bool]:
+    """A streaming DataFrame of events, and whether its cells are CSV text.
+
+    ``source`` is a directory (new files are picked up as they appear; the
+    columns are taken from the files already there, or from ``schema``, a
+    Spark DDL string), ``socket://HOST:PORT`` (one JSON object per line), or
+    ``rate://`` (generated ride-sharing events, ``rows_per_second``).
+    """
+    from pyspark.sql import types as T
+
+    if source.startswith("socket://"):
+        host, _, port = source.removeprefix("socket://").rpartition(":")
+        if not host or not port.isdigit():
+            raise InputError(f"a socket source is socket://HOST:PORT, not '{source}'")
+        lines = spark.readStream.format("socket").option("host", host).option("port", int(port))
+        return json_lines(lines.load()), False
+    if source.startswith("rate://"):
+        return _rate_rideshare(spark, rows_per_second), False
+    path = Path(source)
+    if not path.is_dir():
+        raise InputError(
+            f"stream source '{source}' is not a directory: give a directory that files arrive "
+            f"in, socket://HOST:PORT, or rate://"
+        )
+    kind = _source_format(path, source_format)
+    reader = spark.readStream
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
+    if kind == "json":  # one text per line: the engine parses it as the JSON Lines reader does
+        return json_lines(reader.text(str(path))), False
+    given = None
+    if schema is not None:
+        try:
+            given = T.StructType.fromDDL(schema)
+        except Exception as exc:
+            raise InputError(
+                f"cannot read the schema '{schema}': write Spark DDL such as "
+                f"'type string, time double, driver long' ({_first_line(exc)})"
+            ) from None
+    if kind == "csv":
+        if given is None:
+            try:
+                header = spark.read.option("header", True).csv(str(path)).columns
+            except Exception as exc:
+                raise InputError(
+                    f"no CSV files in '{path}' to take the columns from: pass --schema "
+                    f"'type string, time string, ...' ({_first_line(exc)})"
+                ) from None
+        else:
+            header = [f.name for f in given.fields]
+        # every cell as text, read by the CSV rule; enforceSchema off: a file whose header
+        # differs fails the stream instead of being read into the wrong columns
+        struct = T.StructType([T.StructField(c, T.StringType()) for c in header])
+        csv = reader.option("header", True).option("enforceSchema", False).schema(struct)
+        return csv.csv(str(path)), True
+    if given is None:
+        try:
+            given = spark.read.parquet(str(path)).schema
+        except Exception as exc:
+            raise InputError(
+                f"no Parquet files in '{path}' to take the columns from: pass --schema "
+                f"'type string, time double, ...' ({_first_line(exc)})"
+            ) from None
+    return reader.schema(given).parquet(str(path)), False
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def _rate_rideshare(spark: Any, rows_per_second: int) -> Any:
+    """The built-in rate source as a ride-sharing stream: row ``value`` -> one event.
+
+    Event v belongs to driver v mod 50, as the n-th event (n = v div 50) of a
+    fixed trip cycle: Request, Accept, Pickup, 1-6 Travel legs, Dropoff, Pay;
+    its time is v / rows_per_second seconds. The same values give the same events.
+    """
+    from pyspark.sql import functions as F
+
+    drivers = 50
+    v = F.col("value")
+    n = F.floor(v / drivers)
+    trip = F.floor(n / 11)
+    legs = (F.abs(F.hash(trip, v % drivers)) % 6) + 1
+    step = n % 11
+    kind = (
+        F.when(step == 0, "Request")
+        .when(step == 1, "Accept")
+        .when(step == 2, "Pickup")
+        .when(step <= 2 + legs, "Travel")
+        .when(step == 3 + legs, "Dropoff")
+        .when(step == 4 + legs, "Pay")
+        .otherwise("Wait")
+    )
+    record = F.to_json(
+        F.struct(
+            kind.alias("type"),
+            (v / F.lit(float(rows_per_second))).alias("time"),
+            (v % drivers).alias("driver"),
+            (trip * drivers + v % drivers).alias("rider"),
+            (F.abs(F.hash(trip)) % 10).alias("district"),
+            ((F.abs(F.hash(v)) % 300) + 30).alias("duration"),
+            ((F.abs(F.hash(v, F.lit(1))) % 80) + 10).alias("speed"),
+            ((F.abs(F.hash(trip, F.lit(2))) % 50) + 5).alias("price"),
+        )
+    )
+    rate = spark.readStream.format("rate").option("rowsPerSecond", int(rows_per_second)).load()
+    return rate.select(record.alias(RECORD))
+
+
+# ----------------------------------------------------------------------------- keyed engine
+
+
+def trend_stream(
+    df: Any,
+    workload: Any,
+    *,
+    lateness: float = 0.0,
+    strategy: str = "hamlet",
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    csv_cells: bool = False,
+) -> tuple[Any, list[Any]]:
+    """The keyed, stateful part of the pipeline: a streaming DataFrame of partial rows.
+
+    Returns the DataFrame (columns ``kind, query, window, group_json,
+    registers, time, record, reason, events``; ``kind`` is ``row``, ``late``,
+    ``reject`` or ``seen``) and the compiled plans. :func:`start_stream` writes
+    it; its sink combines the partial rows into results.
+    """
+    from pyspark.sql import functions as F
+
+    from trendagg.engine import STRATEGIES
+    from trendagg.language import ast, parse, to_text
+    from trendagg.plan.compile import compile_workload
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    if strategy == "twostep":
+        raise InputError(
+            "the twostep reference builds trends at the end and cannot stream; "
+            "use hamlet, hamlet-static or greta"
+        )
+    parsed = parse(workload) if isinstance(workload, str) else workload
+    assert isinstance(parsed, ast.Workload)
+    text = to_text(parsed)
+    plans = compile_workload(parsed)
+    groups = query_groups(plans)
+
+    if RECORD not in df.columns:
+        missing = [
+            c for c in ([time_col] + ([] if event_type else [type_col])) if c not in df.columns
+        ]
+        if missing:
+            flag = "--time-col" if missing[0] == time_col else "--type-col (or --event-type)"
+            raise InputError(
+                f"column '{missing[0]}' not found; columns are [{', '.join(df.columns)}]; "
+                f"pass {flag}"
+            )
+    # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
+    keys = {k for g in groups for k in g.key}
+    rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
+    timed = rows.withColumn(SORT_TIME, sort_time(rows, time_col)).withColumn(
+        WATERMARK, F.timestamp_micros(F.floor(F.col(SORT_TIME) * F.lit(1_000_000)).cast("long"))
+    )
+    # the watermark: the latest event time seen, minus the allowed lateness
+    timed = timed.withWatermark(WATERMARK, f"{int(round(lateness * 1000))} milliseconds")
+    # Each row goes to the keys of the query groups that read it. This is an explode,
+    # not a filter per group: Spark would push such filters below the watermark, and
+    # rows no query reads would then not move the watermark.
+    unreadable = F.col(SORT_TIME).isNull()
+    if event_type is None:
+        unreadable = unreadable | F.col(f"`{type_col}`").isNull()
+    targets = []
+    for i, group in enumerate(groups):
+        if event_type is None:
+            wanted = F.col(f"`{type_col}`").isin(list(group.types))
+        elif event_type in group.types:
+            wanted = F.lit(True)
+        else:
+            continue
+        wanted = wanted & F.col(SORT_TIME).isNotNull()
+        for k in group.key:
+            wanted = wanted & F.col(f"`{k}`").isNotNull()
+        key = (
+            F.to_json(F.array(*[route_key(rows, k) for k in group.key]))
+            if group.key
+            else F.lit("[]")
+        )
+        targets.append(F.when(wanted, F.struct(F.lit(i).alias("g"), key.alias("k"))))
+    # rows Spark cannot route or order (no type, no time it reads): to the engine's reader,
+    # which rejects them with its reason, never dropped
+    targets.append(F.when(unreadable, F.struct(F.lit(-1).alias("g"), F.lit("[]").alias("k"))))
+    routed = timed.select(
+        F.col(RECORD), F.explode(F.filter(F.array(*targets), lambda x: x.isNotNull())).alias("t")
+    )
+    keyed = routed.select(F.col("t.g").alias(GROUP), F.col("t.k").alias(KEY), F.col(RECORD))
+    out = keyed.groupBy(GROUP, KEY).transformWithStateInPandas(
+        statefulProcessor=_TrendProcessor(
+            text,
+            [g.names for g in groups],
+            strategy,
+            type_col,
+            time_col,
+            event_type,
+            csv_cells,
+            lateness,
+        ),
+        outputStructType=_OUT,
+        outputMode="Append",
+        timeMode="EventTime",
+    )
+    return out, plans
+
+
+def _processor_base() -> Any:
+    from pyspark.sql.streaming import StatefulProcessor
+
+    return StatefulProcessor
+
+
+class _Key:
+    """What a key keeps between micro-batches."""
+
+    __slots__ = ("runner", "pending", "t_max")
+
+    def __init__(self) -> None:
+        self.runner: Any = None
+        self.pending: list[tuple[Any, str, dict[str, object]]] = []
+        self.t_max: Any = None
+
+
+class _TrendProcessor(_processor_base()):  # type: ignore[misc]
+    """Per key: the engine's runner and the events waiting for the watermark."""
+
+    def __init__(
+        self,
+        workload_text: str,
+        groups: Sequence[tuple[str, ...]],
+        strategy: str,
+        type_col: str,
+        time_col: str,
+        event_type: str | None,
+        csv_cells: bool,
+        lateness: float,
+    ) -> None:
+        self.workload_text = workload_text
+        self.groups = [tuple(g) for g in groups]
+        self.strategy = strategy
+        self.type_col = type_col
+        self.time_col = time_col
+        self.event_type = event_type
+        self.csv_cells = csv_cells
+        self.lateness = lateness
+
+    # -- Spark's interface
+
+    def init(self, handle: Any) -> None:
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+
+        self.handle = handle
+        self.state = handle.getValueState("engine", _STATE)
+        plans = compile_workload(parse(self.workload_text))
+        self.numeric = numeric_requirements(plans)
+        by_name = {p.name: p for p in plans}
+        self.plans = [[by_name[n] for n in names] for names in self.groups]
+        self.reading = Reading(self.type_col, self.time_col, self.event_type, self.csv_cells)
+        # an event reaches one key per group that reads it; the first such group counts it
+        self.routes: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.readers: list[dict[str, str]] = []  # per group: type -> its queries that read it
+        for i, (group_plans, group) in enumerate(
+            zip(self.plans, query_groups(plans), strict=False)
+        ):
+            readers: dict[str, list[str]] = {}
+            for p in group_plans:
+                for t in p.type_to_var:
+                    readers.setdefault(t, []).append(p.name)
+            for t in readers:
+                self.routes.setdefault(t, []).append((i, group.key))
+            self.readers.append({t: ",".join(names) for t, names in readers.items()})
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        group = int(key[0])
+        watermark = self._watermark(timerValues)
+        records = []
+        for pdf in rows:  # columns come positionally (_0, _1, ...): the record is the last
+            records.extend(pdf.iloc[:, -1].tolist())
+        out = _Output()
+        events = self._read(records, out)
+        if group < 0:  # rows Spark could not route: rejected, with the reader's reason if any
+            for i in range(len(events)):
+                record = records[events.rows[i] - 1]
+                out.add(kind="reject", record=record, reason=unordered_reason(events.times[i]))
+            yield from out.frames()
+            return
+        st = self._load()
+        accepted = 0
+        for i in range(len(events)):
+            t = events.times[i]
+            if t < watermark:
+                out.add(
+                    kind="late",
+                    query=self.readers[group][events.types[i]],
+                    time=float(t),
+                    record=records[events.rows[i] - 1],
+                    reason=(
+                        f"late: event time {t:g} is before the watermark {watermark:g} "
+                        f"(latest event time seen minus the allowed lateness of "
+                        f"{self.lateness:g} s)"
+                    ),
+                )
+                continue
+            attrs = events.attrs(i)
+            st.pending.append((t, events.types[i], attrs))
+            first = next(
+                g for g, key in self.routes[events.types[i]] if all(k in attrs for k in key)
+            )
+            accepted += first == group
+        out.add(kind="seen", events=accepted)
+        self._advance(group, st, watermark, out)
+        self._save(group, st, watermark)
+        yield from out.frames()
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: Any, expiredTimerInfo: Any
+    ) -> Iterator[Any]:
+        group = int(key[0])
+        if group < 0 or not self.state.exists():
+            return
+        watermark = self._watermark(timerValues)
+        st = self._load()
+        out = _Output()
+        self._advance(group, st, watermark, out)
+        self._save(group, st, watermark)
+        yield from out.frames()
+
+    def close(self) -> None:
+        pass
+
+    # -- the work
+
+    @staticmethod
+    def _watermark(timer_values: Any) -> float:
+        ms = timer_values.getCurrentWatermarkInMs()
+        return ms / 1000 if ms > 0 else float("-inf")
+
+    def _read(self, texts: list[str], out: _Output) -> Any:
+        """The events of a key's rows; the rejected ones go out with their reasons."""
+        read = read_rows(texts, self.reading, self.numeric, "<stream>")
+        for bad in read.rejected:
+            out.add(kind="reject", record=texts[bad.row - 1], reason=bad.reason)
+        return read.events
+
+    def _load(self) -> _Key:
+        from trendagg.engine.state import loads
+
+        if not self.state.exists():
+            return _Key()
+        data = self.state.get()[0]
+        return loads(bytes(data), [p for g in self.plans for p in g])  # type: ignore[no-any-return]
+
+    def _advance(self, group: int, st: _Key, watermark: float, out: _Output) -> None:
+        """Feed what the watermark has passed, in time order; close the windows ending by it."""
+        from trendagg.engine import Runner
+        from trendagg.io import EventBatch
+
+        if watermark == float("-inf"):
+            return
+        ready = [e for e in st.pending if e[0] < watermark]
+        if ready:
+            st.pending = [e for e in st.pending if e[0] >= watermark]
+            ready.sort(key=lambda e: e[0])
+            if st.runner is None:
+                st.runner = Runner(self.plans[group], self.strategy)
+            names = sorted({k for e in ready for k in e[2]})
+            batch = EventBatch(
+                [e[1] for e in ready],
+                [e[0] for e in ready],
+                {n: [e[2].get(n) for e in ready] for n in names},
+            )
+            rows = st.runner.feed(batch)
+            st.t_max = ready[-1][0] if st.t_max is None else max(st.t_max, ready[-1][0])
+        else:
+            rows = []
+        if st.runner is not None:
+            rows.extend(st.runner.advance(watermark))
+        for r in rows:
+            query, window, group_json, registers = partial_cells(r)
+            out.add(
+                kind="row", query=query, window=window, group_json=group_json, registers=registers
+            )
+
+    def _save(self, group: int, st: _Key, watermark: float) -> None:
+        """Keep the key (and a timer at its next window end), or drop it when it is done."""
+        from trendagg.engine.state import dumps
+
+        plans = self.plans[group]
+        for t in list(self.handle.listTimers()):
+            self.handle.deleteTimer(t)
+        done = not st.pending and (
+            st.t_max is None or all(p.window.last_end(st.t_max) <= watermark for p in plans)
+        )
+        if done:
+            self.state.clear()
+            return
+        self.state.update((dumps(st, [p for g in self.plans for p in g]),))
+        # the next window end after the watermark (before the first watermark: after the
+        # earliest waiting event), when this key has a window to close even without input
+        base = watermark if watermark != float("-inf") else min(e[0] for e in st.pending)
+        nxt = min(p.window.end(p.window.closed_before(base)) for p in plans)
+        self.handle.registerTimer(int(-(-nxt * 1000 // 1)))
+
+
+class _Output:
+    """Rows a handler call returns, as one pandas DataFrame."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[Any]] = {c: [] for c in _OUT_COLUMNS}
+
+    def add(self, **cells: Any) -> None:
+        for c in _OUT_COLUMNS:
+            self.rows[c].append(cells.get(c))
+
+    def frames(self) -> Iterator[Any]:
+        import pandas as pd
+
+        if self.rows["kind"]:
+            frame = pd.DataFrame(self.rows)
+            for c in ("window", "events"):
+                frame[c] = frame[c].astype("Int64")
+            frame["time"] = frame["time"].astype("float64")
+            yield frame
+
+
+# ----------------------------------------------------------------------------- sink
+
+
+class _Sink:
+    """foreachBatch: combine the partial rows of each window, write files named by batch id."""
+
+    def __init__(self, plans: Sequence[Any], output: str, fmt: str, stats: StreamStats):
+        self.plans = {p.name: p for p in plans}
+        self.order = {p.name: i for i, p in enumerate(plans)}
+        self.output = Path(output)
+        self.fmt = fmt
+        self.stats = stats
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        self.write(batch_id, df.collect())
+
+    def write(self, batch_id: int, collected: Sequence[Any]) -> None:
+        """Write one micro-batch's output rows (Spark Rows or dicts of the ``_OUT`` columns)."""
+        from trendagg.io.writers import write_results
+
+        partial: dict[tuple[str, int, str], list[Any]] = {}
+        late_rows: list[Any] = []
+        rejected: list[dict[str, object]] = []
+        seen = 0
+        for r in collected:
+            kind = r["kind"]
+            if kind == "row":
+                partial.setdefault((r["query"], r["window"], r["group_json"]), []).append(r)
+            elif kind == "late":
+                late_rows.append(r)
+            elif kind == "reject":
+                rejected.append({"reason": r["reason"], "record": record_of(r["record"])})
+            elif kind == "seen":
+                seen += r["events"] or 0
+        results = [
+            combine_partials(self.plans[name], window, group_json, [p["registers"] for p in parts])
+            for (name, window, group_json), parts in partial.items()
+        ]
+        results.sort(
+            key=lambda r: (self.order[r.query], r.window_start, repr(list(r.group.values())))
+        )
+        late = _late_events(late_rows, self.order)
+        tag = f"part-{batch_id:08d}"
+        if results:
+            self._atomic(
+                self.output / "results" / f"{tag}.{self.fmt}",
+                lambda p: write_results(results, p, self.fmt),
+            )
+        if late:
+            self._atomic(self.output / "late" / f"{tag}.jsonl", lambda p: _jsonl(late, p))
+        if rejected:
+            self._atomic(self.output / "rejects" / f"{tag}.jsonl", lambda p: _jsonl(rejected, p))
+        with self.stats.lock:
+            self.stats.batches += 1
+            self.stats.events += seen
+            self.stats.rows += len(results)
+            self.stats.late += len(late)
+            self.stats.rejected += len(rejected)
+
+    @staticmethod
+    def _atomic(path: Path, write: Any) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        write(str(tmp))
+        os.replace(tmp, path)
+
+
+def _late_events(rows: Sequence[Any], order: dict[str, int]) -> list[dict[str, object]]:
+    """One entry per late event, naming every query that missed it.
+
+    An event read by query groups with different partition keys reaches one key
+    per group, and each reports it late (the watermark of a micro-batch is the
+    same for all). The k-th report of a record by one group and the k-th by
+    another are the same event: identical events stay as many as they were.
+    """
+    reports: dict[str, dict[str, list[Any]]] = {}
+    for r in rows:
+        reports.setdefault(r["record"], {}).setdefault(r["query"], []).append(r)
+    events: list[dict[str, object]] = []
+    for record, by_group in reports.items():
+        for k in range(max(len(v) for v in by_group.values())):
+            mine = [v[k] for v in by_group.values() if len(v) > k]
+            events.append(
+                {
+                    "time": mine[0]["time"],
+                    "queries": sorted(
+                        (q for r in mine for q in r["query"].split(",")), key=order.__getitem__
+                    ),
+                    "reason": mine[0]["reason"],
+                    "record": json.loads(record),
+                }
+            )
+    events.sort(key=lambda e: e["time"])  # type: ignore[arg-type, return-value]
+    return events
+
+
+def _jsonl(items: list[dict[str, object]], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for item in items:
+            f.write(json.dumps(item, default=str))
+            f.write("\n")
+
+
+def start_stream(
+    partial: Any,
+    plans: Sequence[Any],
+    *,
+    output: str,
+    checkpoint: str,
+    fmt: str = "jsonl",
+    trigger: str | None = None,
+    available_now: bool = False,
+    stats: StreamStats | None = None,
+) -> tuple[Any, StreamStats]:
+    """Start writing a :func:`trend_stream` result; returns the StreamingQuery and its counters.
+
+    Files go to ``output/results/part-<batch>.<fmt>`` (fmt: jsonl, csv or
+    parquet), ``output/late/`` and ``output/rejects/`` (JSON Lines), one
+    file per micro-batch that has something to write.
+    """
+    if fmt not in ("jsonl", "csv", "parquet"):
+        raise InputError(f"unknown result format '{fmt}': use jsonl, csv or parquet")
+    spark = partial.sparkSession
+    for k, v in stream_conf().items():
+        spark.conf.set(k, v)
+    stats = stats or StreamStats()
+    writer = partial.writeStream.foreachBatch(_Sink(plans, output, fmt, stats)).option(
+        "checkpointLocation", checkpoint
+    )
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    elif trigger:
+        writer = writer.trigger(processingTime=trigger)
+    query = writer.queryName(f"trendagg-{int(_time.time())}").start()
+    return query, stats
+
+
+def stream_trends(
+    source: Any,
+    workload: Any,
+    *,
+    output: str,
+    checkpoint: str,
+    lateness: float | str = 0,
+    strategy: str = "hamlet",
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    fmt: str = "jsonl",
+    trigger: str | None = None,
+    available_now: bool = False,
+    spark: Any = None,
+    **source_options: Any,
+) -> tuple[Any, StreamStats]:
+    """Start a stream of trend aggregates; returns the StreamingQuery and its counters.
+
+    ``source`` is a streaming DataFrame, or what :func:`read_stream` takes (a
+    directory, ``socket://HOST:PORT``, ``rate://``; ``source_options`` go to it).
+    Each window's rows are written under ``output/results`` once the
+    watermark (latest event time minus ``lateness``, seconds or '5 min') passes
+    its end; late events go to ``output/late``, rejected rows to ``output/rejects``.
+    """
+    from trendagg.spark.session import spark_session
+
+    csv_cells = False
+    if isinstance(source, str):
+        session = spark if spark is not None else spark_session()
+        source, csv_cells = read_stream(session, source, **source_options)
+    partial, plans = trend_stream(
+        source,
+        workload,
+        lateness=parse_lateness(lateness),
+        strategy=strategy,
+        type_col=type_col,
+        time_col=time_col,
+        event_type=event_type,
+        csv_cells=csv_cells,
+    )
+    return start_stream(
+        partial,
+        plans,
+        output=output,
+        checkpoint=checkpoint,
+        fmt=fmt,
+        trigger=trigger,
+        available_now=available_now,
+    )
+
+
+def stream_conf() -> dict[str, str]:
+    """Settings a trendagg stream needs on its SparkSession (RocksDB state store)."""
+    return {
+        "spark.sql.streaming.stateStore.providerClass": (
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+        ),
+    }
+
+
+def read_results(output: str) -> list[Any]:
+    """Every result row a stream has written under ``output`` (JSON Lines), in file order."""
+    from trendagg.io.results import ResultRow
+
+    rows: list[Any] = []
+    for f in sorted((Path(output) / "results").glob("part-*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line)
+            rows.append(
+                ResultRow(
+                    query=d["query"],
+                    window_start=d["window_start"],
+                    window_end=d["window_end"],
+                    group=d["group"],
+                    values=d["values"],
+                )
+            )
+    return rows
+
+
+__all__ = [
+    "StreamStats",
+    "parse_lateness",
+    "read_results",
+    "read_stream",
+    "start_stream",
+    "stream_conf",
+    "stream_trends",
+    "trend_stream",
+]

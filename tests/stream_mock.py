@@ -1,0 +1,131 @@
+"""Drive the streaming processor without Spark, making the calls Spark makes, in its order.
+
+Per micro-batch: ``handleInputRows`` for every key with input (the watermark
+of the batch: the latest event time of earlier batches minus the lateness),
+then ``handleExpiredTimer`` for every timer at or before the watermark, then
+the sink gets the batch's output. The state store and the timers outlive the
+processors, so a restart (new processors, same store) can be simulated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trendagg.language import parse, to_text
+from trendagg.plan.compile import compile_workload
+from trendagg.spark.batch import query_groups
+from trendagg.spark.stream import StreamStats, _Sink, _TrendProcessor, read_results
+
+
+class _ValueState:
+    def __init__(self) -> None:
+        self.value: Any = None
+
+    def exists(self) -> bool:
+        return self.value is not None
+
+    def get(self) -> Any:
+        return self.value
+
+    def update(self, value: Any) -> None:
+        self.value = value
+
+    def clear(self) -> None:
+        self.value = None
+
+
+class _Handle:
+    def __init__(self, store: dict[Any, Any], timers: dict[Any, set[int]], key: Any):
+        self.store, self.timers, self.key = store, timers, key
+
+    def getValueState(self, name: str, schema: str) -> _ValueState:  # noqa: N802 (Spark's name)
+        return self.store.setdefault((name, self.key), _ValueState())  # type: ignore[no-any-return]
+
+    def listTimers(self) -> list[int]:  # noqa: N802
+        return sorted(self.timers.get(self.key, set()))
+
+    def registerTimer(self, t: int) -> None:  # noqa: N802
+        self.timers.setdefault(self.key, set()).add(t)
+
+    def deleteTimer(self, t: int) -> None:  # noqa: N802
+        self.timers.get(self.key, set()).discard(t)
+
+
+class _TimerValues:
+    def __init__(self, ms: int):
+        self.ms = ms
+
+    def getCurrentWatermarkInMs(self) -> int:  # noqa: N802
+        return self.ms
+
+
+def run_stream(
+    text: str,
+    chunks: Sequence[Sequence[dict[str, object]]],
+    lateness: float,
+    out_dir: Path,
+    *,
+    strategy: str = "hamlet",
+    restart_after: int | None = None,
+) -> tuple[list[Any], StreamStats]:
+    """Rows written by a stream whose micro-batches bring ``chunks`` (then one empty batch)."""
+    import pandas as pd
+
+    workload = parse(text)
+    plans = compile_workload(workload)
+    groups = query_groups(plans)
+    store: dict[Any, Any] = {}
+    timers: dict[Any, set[int]] = {}
+    sink = _Sink(plans, str(out_dir), "jsonl", StreamStats())
+    procs: dict[Any, _TrendProcessor] = {}
+
+    def processor(key: Any) -> _TrendProcessor:
+        if key not in procs:
+            p = _TrendProcessor(
+                to_text(workload),
+                [g.names for g in groups],
+                strategy,
+                "type",
+                "time",
+                None,
+                False,
+                lateness,
+            )
+            p.init(_Handle(store, timers, key))
+            procs[key] = p
+        return procs[key]
+
+    watermark_ms = 0
+    latest: Any = None
+    for b, chunk in enumerate([*chunks, []]):
+        if restart_after is not None and b == restart_after:
+            procs.clear()  # a restarted query: new processors over the same state store
+        keyed: dict[Any, list[str]] = {}
+        for r in chunk:
+            for i, g in enumerate(groups):
+                if r.get("type") in g.types and all(r.get(k) is not None for k in g.key):
+                    key = (i, json.dumps([str(r[k]) for k in g.key]))
+                    keyed.setdefault(key, []).append(json.dumps(r))
+        out: list[dict[str, Any]] = []
+        for key, texts in keyed.items():
+            n = len(texts)
+            frame = pd.DataFrame({"_0": [key[0]] * n, "_1": [key[1]] * n, "_2": texts})
+            for f in processor(key).handleInputRows(key, iter([frame]), _TimerValues(watermark_ms)):
+                out.extend(f.to_dict("records"))
+        for key in list(timers):
+            for t in sorted(timers[key]):
+                if t <= watermark_ms and t in timers[key]:
+                    timers[key].discard(t)
+                    for f in processor(key).handleExpiredTimer(
+                        key, _TimerValues(watermark_ms), None
+                    ):
+                        out.extend(f.to_dict("records"))
+        sink.write(b, out)
+        if chunk:
+            top = max(float(r["time"]) for r in chunk)  # type: ignore[arg-type]
+            latest = top if latest is None else max(latest, top)
+            watermark_ms = max(watermark_ms, int((latest - lateness) * 1000))
+    return read_results(str(out_dir)), sink.stats

@@ -1,0 +1,315 @@
+"""Structured Streaming on Spark equals the local engine and the batch pipeline (marked `spark`).
+
+Each test runs real streaming queries (``availableNow``, one file per micro-batch)
+over a directory of event files, with the RocksDB state store and a checkpoint.
+The processor's logic is tested at length without Spark in test_stream.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from helpers import canon, run_queries
+from test_stream import FLUSH, _arrivals, _expected_late, _readers
+from trendagg.language import ast, to_text
+from workloads import shared_cases
+
+pytestmark = pytest.mark.spark
+
+
+def write_files(directory: Path, chunks: list[list[dict[str, Any]]], fmt: str = "jsonl") -> None:
+    """One file per chunk, with increasing modification times (the order Spark reads them in)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    directory.mkdir(parents=True, exist_ok=True)
+    start = len(list(directory.iterdir()))
+    names = sorted({k for chunk in chunks for e in chunk for k in e})  # CSV: one header
+    for i, chunk in enumerate(chunks, start):
+        path = directory / f"events-{i:04d}.{fmt}"
+        if fmt == "jsonl":
+            path.write_text("".join(json.dumps(e) + "\n" for e in chunk))
+        else:
+            table = pa.table({n: [e.get(n) for e in chunk] for n in names})
+            if fmt == "csv":
+                pacsv.write_csv(table, path)
+            else:
+                pq.write_table(table, path)
+        stamp = 1_700_000_000 + i
+        os.utime(path, (stamp, stamp))
+
+
+def run_dir(
+    spark: Any,
+    text: str,
+    source: Path,
+    out: Path,
+    checkpoint: Path,
+    *,
+    lateness: float = 0,
+    strategy: str = "hamlet",
+    schema: Any = None,
+    **columns: Any,
+) -> tuple[list[Any], Any]:
+    """Run a stream over what is in ``source`` now, one file per micro-batch, then stop."""
+    from trendagg.spark.stream import read_results, read_stream, start_stream, trend_stream
+
+    df, csv_cells = read_stream(spark, str(source), max_files_per_trigger=1, schema=schema)
+    partial, plans = trend_stream(
+        df, text, lateness=lateness, strategy=strategy, csv_cells=csv_cells, **columns
+    )
+    query, stats = start_stream(
+        partial, plans, output=str(out), checkpoint=str(checkpoint), available_now=True
+    )
+    query.awaitTermination()
+    assert query.exception() is None, query.exception()
+    return read_results(str(out)), stats
+
+
+def keys(rows: list[Any]) -> list[tuple[object, ...]]:
+    return [(r.query, r.window_start, repr(sorted(r.group.items()))) for r in rows]
+
+
+def rideshare_chunks(n: int, pieces: int) -> tuple[str, list[dict[str, Any]], list[list[Any]]]:
+    from importlib.resources import files
+
+    from trendagg.generate import rideshare
+
+    text = files("trendagg.examples").joinpath("rideshare.tq").read_text()
+    records = list(rideshare(n, seed=11))
+    size = -(-n // pieces)
+    return text, records, [records[i : i + size] for i in range(0, n, size)]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_file_stream_equals_batch_and_local_engine(spark: Any, tmp_path: Path, fmt: str) -> None:
+    import trendagg
+    from trendagg.spark.batch import _run, read_frame
+
+    text, records, chunks = rideshare_chunks(3000, 3)
+    write_files(tmp_path / "in", [*chunks, [FLUSH]], fmt)
+    got, stats = run_dir(spark, text, tmp_path / "in", tmp_path / "out", tmp_path / "ckpt")
+
+    expected = trendagg.run(text, records)
+    assert len(expected) > 20
+    assert canon(got) == canon(expected)
+    assert len(set(keys(got))) == len(got)  # every window written once
+    assert stats.late == 0 and stats.rejected == 0 and stats.batches >= 4
+
+    write_files(tmp_path / "batch", chunks, fmt)
+    batch_dir = tmp_path / "batch"
+    df = (
+        read_frame(spark, str(batch_dir))[0]
+        if fmt == "parquet"
+        else spark.read.csv(str(batch_dir), header=True)
+        if fmt == "csv"
+        else spark.read.json(str(batch_dir))
+    )
+    results, _ = _run(df, text, csv_cells=fmt == "csv")
+    assert canon(results.collect_rows()) == canon(got)
+
+
+@settings(max_examples=3, deadline=None)
+@given(_arrivals(shared_cases(max_queries=3, max_events=14)))
+def test_file_stream_equals_local_engine_on_generated_workloads(spark: Any, case: Any) -> None:
+    import tempfile
+
+    queries, chunks, lateness, _ = case
+    text = to_text(ast.Workload(tuple(queries)))
+    chunks = [c for c in chunks if c] + [[FLUSH]]
+    late = _expected_late(chunks, lateness)
+    events = list(itertools.chain(*chunks))
+    kept = [e for e, x in zip(events, late, strict=True) if not x and e is not FLUSH]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        write_files(root / "in", chunks)
+        schema = "type string, time long, x long, y long, g long, h string"
+        got, stats = run_dir(
+            spark, text, root / "in", root / "out", root / "ckpt", lateness=lateness, schema=schema
+        )
+        late_read = [
+            json.loads(line)
+            for f in sorted((root / "out" / "late").glob("*.jsonl"))
+            for line in f.read_text().splitlines()
+        ]
+    assert canon(got) == canon(run_queries(queries, kept, "greta"))
+    want = sorted(
+        (json.dumps(e, sort_keys=True), _readers(queries, e))
+        for e, x in zip(events, late, strict=True)
+        if x and _readers(queries, e)
+    )
+    assert (
+        sorted((json.dumps(r["record"], sort_keys=True), r["queries"]) for r in late_read) == want
+    )
+
+
+def test_a_restarted_stream_loses_nothing_and_duplicates_nothing(
+    spark: Any, tmp_path: Path
+) -> None:
+    import trendagg
+
+    text, records, chunks = rideshare_chunks(6000, 3)  # 600 events a minute: 10 minutes
+    source, out, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    write_files(source, chunks[:2])
+    first, _ = run_dir(spark, text, source, out, ckpt)
+    assert first  # windows that end by the watermark (400 s) are written in the first run
+    write_files(source, [chunks[2], [FLUSH]])
+    got, stats = run_dir(spark, text, source, out, ckpt)
+    assert stats.batches >= 2  # the second run read only the new files
+    assert canon(got) == canon(trendagg.run(text, records))
+    assert len(set(keys(got))) == len(got)
+
+    # a micro-batch that ran but was not committed (a crash before the commit) runs again
+    # from the checkpoint and writes the same files again: nothing twice
+    before = {p.name: p.read_bytes() for p in (out / "results").iterdir()}
+    last = max(int(p.name) for p in (ckpt / "commits").iterdir() if p.name.isdigit())
+    for name in (str(last), f".{last}.crc"):
+        (ckpt / "commits" / name).unlink(missing_ok=True)
+    again, _ = run_dir(spark, text, source, out, ckpt)
+    assert {p.name: p.read_bytes() for p in (out / "results").iterdir()} == before
+    assert canon(again) == canon(got)
+
+
+def test_late_events_are_counted_and_written_beyond_the_lateness(
+    spark: Any, tmp_path: Path
+) -> None:
+    text = "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WHERE [g] WITHIN 30 s"
+    chunks = [
+        [{"type": "A", "time": 1, "g": 1, "v": 0}, {"type": "B", "time": 2, "g": 1, "v": 1}],
+        [{"type": "B", "time": 20, "g": 1, "v": 10}],  # watermark after this batch: 20 - 5
+        [
+            {"type": "B", "time": 16, "g": 1, "v": 100},  # out of order, within the lateness
+            {"type": "B", "time": 10, "g": 1, "v": 1000},  # before the watermark 15: late
+            {"type": "B", "time": 12, "g": 2, "v": 1000},  # late too (another key)
+        ],
+        [FLUSH],
+    ]
+    write_files(tmp_path / "in", chunks)
+    got, stats = run_dir(
+        spark, text, tmp_path / "in", tmp_path / "out", tmp_path / "ckpt", lateness=5
+    )
+    # trends of A then B's at 2, 16, 20: 7, with 4 occurrences of each B
+    assert [(r.window_start, r.values) for r in got] == [(0, {"COUNT(*)": 7, "SUM(B.v)": 444})]
+    assert stats.late == 2
+    late = [
+        json.loads(line)
+        for f in (tmp_path / "out" / "late").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
+    assert sorted(e["record"]["time"] for e in late) == [10, 12]
+    assert all("before the watermark 15" in e["reason"] and e["queries"] == ["q"] for e in late)
+
+
+def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path: Path) -> None:
+    text = "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 30 s"
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "a.jsonl").write_text(
+        '{"type": "A", "time": 1}\n'
+        '{"type": "B", "time": 2, "v": 5}\n'
+        '{"type": "B", "time": "noon", "v": 6}\n'
+        '{"type": "B", "time": 3, "v": "six"}\n'
+        "{not json\n"
+        '{"type": "Z", "time": 100}\n'
+    )
+    got, stats = run_dir(spark, text, source, tmp_path / "out", tmp_path / "ckpt")
+    assert [r.values for r in got] == [{"COUNT(*)": 1, "SUM(B.v)": 5}]
+    rejected = [
+        json.loads(line)
+        for f in (tmp_path / "out" / "rejects").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
+    reasons = sorted(r["reason"] for r in rejected)
+    assert stats.rejected == 3 and len(reasons) == 3
+    assert any("'six', not a number" in r for r in reasons)
+    assert any("noon" in r for r in reasons)
+
+
+def test_cli_stream_once_writes_what_run_writes(spark: Any, tmp_path: Path) -> None:
+    import io
+
+    from trendagg.cli import main
+
+    text, records, chunks = rideshare_chunks(2000, 2)
+    queries = tmp_path / "q.tq"
+    queries.write_text(text)
+    write_files(tmp_path / "in", [*chunks, [FLUSH]])
+    all_events = tmp_path / "all.jsonl"
+    all_events.write_text("".join(json.dumps(e) + "\n" for e in records))
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), out, err)
+        return code, out.getvalue(), err.getvalue()
+
+    code, _, err = cli(
+        "stream",
+        str(queries),
+        str(tmp_path / "in"),
+        "--checkpoint",
+        str(tmp_path / "ckpt"),
+        "--output",
+        str(tmp_path / "out"),
+        "--once",
+        "--lateness",
+        "30 s",
+    )
+    assert code == 0, err
+    assert "stopped;" in err and "0 late, 0 rejected" in err
+    code, out, err = cli("run", str(queries), str(all_events), "--engine", "local")
+    assert code == 0, err
+    written = sorted(
+        line
+        for f in (tmp_path / "out" / "results").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    )
+    assert written == sorted(out.splitlines()) and len(written) > 10
+
+
+def test_cli_stream_explains_a_bad_source(spark: Any, tmp_path: Path) -> None:
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
+    err = io.StringIO()
+    code = main(
+        ["stream", str(queries), str(tmp_path / "nowhere"), "--checkpoint", "c", "--output", "o"],
+        io.StringIO(),
+        err,
+    )
+    assert code == 2
+    assert "is not a directory" in err.getvalue() and "socket://" in err.getvalue()
+
+
+def test_rate_source_gives_trends(spark: Any, tmp_path: Path) -> None:
+    """The demo source: the rate source as rides; one second of events, then a far watermark."""
+    from trendagg.spark.stream import read_results, read_stream, start_stream, trend_stream
+
+    text = "t: RETURN COUNT(*) PATTERN SEQ(Request, Travel+, Dropoff) WHERE [driver] WITHIN 1 s"
+    df, _ = read_stream(spark, "rate://", rows_per_second=2000)
+    partial, plans = trend_stream(df, text)
+    query, stats = start_stream(
+        partial,
+        plans,
+        output=str(tmp_path / "out"),
+        checkpoint=str(tmp_path / "c"),
+        trigger="1 second",
+    )
+    try:
+        query.awaitTermination(12)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    rows = read_results(str(tmp_path / "out"))
+    assert rows and all(r.values["COUNT(*)"] >= 1 for r in rows)
+    assert stats.events > 0 and stats.late == 0

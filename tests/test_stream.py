@@ -1,0 +1,177 @@
+"""The streaming pipeline's keyed processor, without Spark: stream == local engine.
+
+The processor (``trendagg.spark.stream._TrendProcessor``) is driven by
+``stream_mock.run_stream`` with the calls Spark makes; the Spark end-to-end
+tests are in test_spark_stream.py. Events arrive out of order in random
+micro-batches; the expected rows are the local engine's over the events that
+are not late, where an event is late when its time is before the watermark of
+the micro-batch it arrives in (the latest time of earlier batches minus the
+allowed lateness), computed here independently of the processor.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import canon, run_queries
+from trendagg.language import ast, to_text
+from workloads import cases, shared_cases
+
+pytest.importorskip("pandas", reason="the streaming processor exchanges pandas frames")
+
+from stream_mock import run_stream  # noqa: E402
+
+FLUSH = {"type": "Flush", "time": 10**6}  # a type no query reads: only moves the watermark
+
+
+def _expected_late(chunks: list[list[dict[str, Any]]], lateness: float) -> list[bool]:
+    late = []
+    latest = None
+    for chunk in chunks:
+        w = None if latest is None or latest - lateness <= 0 else latest - lateness
+        late.extend(w is not None and float(e["time"]) < w for e in chunk)
+        if chunk:
+            top = max(float(e["time"]) for e in chunk)
+            latest = top if latest is None else max(latest, top)
+    return late
+
+
+@st.composite
+def _arrivals(draw: st.DrawFn, case_strategy: Any) -> Any:
+    queries, events = draw(case_strategy)
+    cuts = sorted(draw(st.lists(st.integers(0, len(events)), max_size=4)))
+    bounds = [0, *cuts, len(events)]
+    chunks = [events[a:b] for a, b in itertools.pairwise(bounds)]
+    lateness = draw(st.sampled_from([0, 1, 3, 100]))
+    restart = draw(st.none() | st.integers(0, len(chunks)))
+    return queries, chunks, lateness, restart
+
+
+def _check(queries: list[ast.Query], chunks: Any, lateness: float, restart: Any, tmp: Path) -> None:
+    text = to_text(ast.Workload(tuple(queries)))
+    chunks = [*chunks, [FLUSH]]
+    late = _expected_late(chunks, lateness)
+    events = [e for e in itertools.chain(*chunks)]
+    kept = [e for e, x in zip(events, late, strict=True) if not x and e is not FLUSH]
+    expected = run_queries(queries, kept, "greta")
+    for strategy in ("hamlet", "greta"):
+        out = tmp / strategy
+        got, stats = run_stream(
+            text, chunks, lateness, out, strategy=strategy, restart_after=restart
+        )
+        assert canon(got) == canon(expected), strategy
+        late_read = [
+            json.loads(line)
+            for f in sorted((out / "late").glob("*.jsonl"))
+            for line in f.read_text().splitlines()
+        ]
+        # every late event that a query would have read (its type, its partition key) is
+        # written once, naming the queries that missed it
+        want = sorted(
+            (json.dumps(e, sort_keys=True), _readers(queries, e))
+            for e, x in zip(events, late, strict=True)
+            if x and _readers(queries, e)
+        )
+        assert (
+            sorted((json.dumps(r["record"], sort_keys=True), r["queries"]) for r in late_read)
+            == want
+        )
+        assert stats.late == len(want)
+
+
+def _readers(queries: list[ast.Query], event: dict[str, Any]) -> list[str]:
+    """The queries that would read this event: one of their types, and every partition
+    attribute that applies to all their variables present (SEMANTICS.md, Partitions)."""
+    names = []
+    for q in queries:
+        attrs = [a for c in q.where if isinstance(c, ast.Equivalence) for a in c.attrs]
+        unqualified = [a.name for a in (*attrs, *q.group_by) if a.var is None]
+        if event.get("type") in _types(q) and all(event.get(k) is not None for k in unqualified):
+            names.append(q.name)
+    return names
+
+
+def _types(q: ast.Query) -> list[str]:
+    from workloads import pattern_types
+
+    return pattern_types(q.pattern)
+
+
+_SETTINGS = settings(
+    deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+
+
+@_SETTINGS
+@given(_arrivals(cases(n_queries=2, max_events=14, max_depth=1)))
+def test_stream_equals_local_engine_on_the_events_in_time(tmp_path: Path, case: Any) -> None:
+    import shutil
+
+    shutil.rmtree(tmp_path, ignore_errors=True)
+    _check(*case, tmp_path)
+
+
+@_SETTINGS
+@given(_arrivals(shared_cases(max_queries=4, max_events=16)))
+def test_stream_equals_local_engine_when_queries_share(tmp_path: Path, case: Any) -> None:
+    import shutil
+
+    shutil.rmtree(tmp_path, ignore_errors=True)
+    _check(*case, tmp_path)
+
+
+def test_rideshare_stream_in_chunks_with_a_restart(tmp_path: Path) -> None:
+    from importlib.resources import files
+
+    import trendagg
+    from trendagg.generate import rideshare
+
+    text = files("trendagg.examples").joinpath("rideshare.tq").read_text()
+    recs = list(itertools.islice(rideshare(3000, seed=3), 3000))
+    chunks = [recs[:1000], recs[1000:2000], recs[2000:], [FLUSH]]
+    got, stats = run_stream(text, chunks, 30, tmp_path, restart_after=2)
+    expected = trendagg.run(text, recs)
+    assert len(expected) > 10
+    assert canon(got) == canon(expected)
+    assert stats.late == 0 and stats.rejected == 0
+    used = {"Request", "Travel", "Dropoff", "Pickup", "Cancel"}
+    assert stats.events == sum(r["type"] in used for r in recs)
+
+
+def test_windows_are_written_once_the_watermark_passes_them(tmp_path: Path) -> None:
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"
+    chunks = [
+        [{"type": "A", "time": 1}, {"type": "B", "time": 2}],
+        [{"type": "B", "time": 12}],  # watermark 2 - 0: window [0, 10) still open
+        [{"type": "B", "time": 3}],  # late (before 12): counted, not used
+        [{"type": "B", "time": 25}],
+    ]
+    got, stats = run_stream(text, chunks, 0, tmp_path)
+    files_written = sorted(p.name for p in (tmp_path / "results").iterdir())
+    # window [0, 10) closes in the batch whose watermark (12) passed its end: batch 2
+    assert files_written == ["part-00000002.jsonl"]
+    assert [(r.window_start, r.values) for r in got] == [(0, {"COUNT(*)": 1})]
+    assert stats.late == 1
+    late = json.loads((tmp_path / "late" / "part-00000002.jsonl").read_text())
+    assert late["record"] == {"type": "B", "time": 3} and "watermark 12" in late["reason"]
+
+
+def test_rejected_rows_are_written_with_reasons(tmp_path: Path) -> None:
+    text = "q: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+    chunks = [
+        [{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": "lots"}],
+        [{"type": "Z", "time": 50}],
+    ]
+    got, stats = run_stream(text, chunks, 0, tmp_path)
+    assert got == []
+    assert stats.rejected == 1
+    rejected = json.loads((tmp_path / "rejects" / "part-00000000.jsonl").read_text())
+    assert rejected["record"] == {"type": "B", "time": 2, "v": "lots"}
+    assert "v" in rejected["reason"]
