@@ -149,11 +149,16 @@ def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
     assert err == ""
 
 
-def test_demo_prints_a_table_and_a_summary() -> None:
-    code, out, err = cli("demo", "--events", "2000")
+def test_demo_prints_tables_a_summary_and_draws_a_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "demo.png"
+    code, out, err = cli(
+        "demo", "--dataset", "rideshare", "--engine", "local", "--events", "2000", "--plot", str(plot)
+    )
     assert code == 0, err
-    assert "trips" in out and "slowing" in out and "no_cancel" in out
-    assert "read 2,000 events" in out
+    assert "trips: " in out and "slowing: " in out and "no_cancel: " in out
+    assert "groups over all windows, most trends first" in out
+    assert "read 2,000 events (0 rejected)" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_event_type_reads_a_file_without_a_type_column(tmp_path: Path) -> None:

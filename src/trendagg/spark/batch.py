@@ -38,7 +38,7 @@ from trendagg.spark.records import (
     RECORD,
     Reading,
     json_lines,
-    read_rows,
+    read_table,
     route_key,
     sort_time,
     unordered_reason,
@@ -135,18 +135,17 @@ def _text(value: object) -> str:
 
 def _read_batches(
     batches: Iterator[Any], numeric: Any, reading: Reading
-) -> Iterator[tuple[list[int], list[Any], list[Any], Any]]:
-    """Row ids, sort times, rows (JSON texts or mappings) and the engine's reading (events,
-    rejected rows) of Arrow batches."""
+) -> Iterator[tuple[list[int], list[Any], Any, Any]]:
+    """Per Arrow batch: row ids, sort times, the rows without them (an Arrow table), and
+    the engine's reading of those rows (events, rejected rows)."""
+    import pyarrow as pa
+
     for rb in batches:
         names = rb.schema.names
         ids = rb.column(names.index(ROW_ID)).to_pylist()
         times = rb.column(names.index(SORT_TIME)).to_pylist()
-        if RECORD in names:
-            items: list[Any] = rb.column(names.index(RECORD)).to_pylist()
-        else:
-            items = rb.drop_columns([ROW_ID, SORT_TIME]).to_pylist()
-        yield ids, times, items, read_rows(items, reading, numeric)
+        table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME])
+        yield ids, times, table, read_table(table, reading, numeric)
 
 
 def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: Reading) -> Any:
@@ -196,7 +195,7 @@ def _validator(workload_text: str, reading: Reading) -> Any:
         schema = pa.schema(
             [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
         )
-        for ids, times, items, read in _read_batches(batches, numeric, reading):
+        for ids, times, table, read in _read_batches(batches, numeric, reading):
             bad = [(x.row, x.reason) for x in read.rejected]
             events = read.events
             for i, row in enumerate(events.rows):
@@ -207,7 +206,7 @@ def _validator(workload_text: str, reading: Reading) -> Any:
                     {
                         "row_id": [ids[row - 1] for row, _ in bad],
                         "reason": [reason for _, reason in bad],
-                        "record": [_record_text(items[row - 1]) for row, _ in bad],
+                        "record": [_record_text(table, row) for row, _ in bad],
                     },
                     schema=schema,
                 )
@@ -215,9 +214,13 @@ def _validator(workload_text: str, reading: Reading) -> Any:
     return run
 
 
-def _record_text(item: object) -> str:
-    """A row as JSON text for the rejects: a JSON line as it was, a mapping as JSON."""
-    return item if isinstance(item, str) else json.dumps(item, default=str)
+def _record_text(table: Any, row: int) -> str:
+    """Row ``row`` (from 1) as JSON text for the rejects: a JSON line as it was, typed
+    cells as a JSON object."""
+    record = table.slice(row - 1, 1).to_pylist()[0]
+    if RECORD in record:
+        return str(record[RECORD])
+    return json.dumps(record, default=str)
 
 
 def _arrow_schema(pa: Any) -> Any:
@@ -228,42 +231,75 @@ def _arrow_schema(pa: Any) -> Any:
 
 
 def _combiner(workload_text: str) -> Any:
-    """Partial rows of one (query, window, group) from several Spark partitions -> one row."""
+    """Partial rows of one (query, window, group) from several Spark partitions -> one row.
 
-    def combine(table: Any) -> Any:
+    Runs over a Spark partition whose rows are sorted by (query, window, group):
+    each run of equal keys is one final row. A run may go on in the next Arrow
+    batch, so the last run of a batch waits for the next one (or the end).
+    """
+
+    def combine(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         from trendagg.language import parse
         from trendagg.plan.compile import compile_workload
 
         plans = {p.name: p for p in compile_workload(parse(workload_text))}
-        data = table.to_pydict()
-        plan = plans[data["query"][0]]
-        row = combine_partials(plan, data["window"][0], data["group_json"][0], data["registers"])
-        return pa.table(
-            {
-                "query": [row.query],
-                "window_start": [_text(row.window_start)],
-                "window_end": [_text(row.window_end)],
-                "group_names": [list(row.group)],
-                "group_texts": [[_text(v) for v in row.group.values()]],
-                "value_names": [list(row.values)],
-                "value_texts": [[_text(v) for v in row.values.values()]],
-            },
-            schema=pa.schema(
-                [
-                    ("query", pa.string()),
-                    ("window_start", pa.string()),
-                    ("window_end", pa.string()),
-                    ("group_names", pa.list_(pa.string())),
-                    ("group_texts", pa.list_(pa.string())),
-                    ("value_names", pa.list_(pa.string())),
-                    ("value_texts", pa.list_(pa.string())),
-                ]
-            ),
+        schema = pa.schema(
+            [
+                ("query", pa.string()),
+                ("window_start", pa.string()),
+                ("window_end", pa.string()),
+                ("group_names", pa.list_(pa.string())),
+                ("group_texts", pa.list_(pa.string())),
+                ("value_names", pa.list_(pa.string())),
+                ("value_texts", pa.list_(pa.string())),
+            ]
         )
 
+        def final(runs: list[tuple[tuple[str, int, str], list[str]]]) -> Any:
+            rows = [
+                combine_partials(plans[query], window, group_json, registers)
+                for (query, window, group_json), registers in runs
+            ]
+            return pa.RecordBatch.from_pydict(
+                {
+                    "query": [r.query for r in rows],
+                    "window_start": [_text(r.window_start) for r in rows],
+                    "window_end": [_text(r.window_end) for r in rows],
+                    "group_names": [list(r.group) for r in rows],
+                    "group_texts": [[_text(v) for v in r.group.values()] for r in rows],
+                    "value_names": [list(r.values) for r in rows],
+                    "value_texts": [[_text(v) for v in r.values.values()] for r in rows],
+                },
+                schema=schema,
+            )
+
+        runs: list[tuple[tuple[str, int, str], list[str]]] = []
+        for rb in batches:
+            data = rb.to_pydict()
+            for key, registers in zip(
+                zip(data["query"], data["window"], data["group_json"], strict=True),
+                data["registers"],
+                strict=True,
+            ):
+                if runs and runs[-1][0] == key:
+                    runs[-1][1].append(registers)
+                else:
+                    runs.append((key, [registers]))
+            if len(runs) > 1:
+                yield final(runs[:-1])
+                runs = runs[-1:]
+        if runs:
+            yield final(runs)
+
     return combine
+
+
+def default_partitions(spark: Any) -> int:
+    """Spark partitions per query group: twice the cores Spark has (each runs one engine
+    Runner, so more would only add Python workers to start)."""
+    return max(1, int(spark.sparkContext.defaultParallelism)) * 2
 
 
 def trend_aggregation(
@@ -326,7 +362,7 @@ def _run(
             f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
         )
     spark = df.sparkSession
-    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
+    n = partitions or default_partitions(spark)
     base = df.withColumn(ROW_ID, F.monotonically_increasing_id()).withColumn(
         SORT_TIME, sort_time(df, time_col)
     )
@@ -362,9 +398,11 @@ def _run(
         for p in parts[1:]:
             long = long.unionByName(p)
     # the engine runs once: the typing pass and the result both read this (small) result
+    keys = ["query", "window", "group_json"]
     final = (
-        long.groupBy("query", "window", "group_json")
-        .applyInArrow(_combiner(text), _FINAL)
+        long.repartition(n, *keys)
+        .sortWithinPartitions(*keys)
+        .mapInArrow(_combiner(text), _FINAL)
         .persist()
     )
     rejects = base.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(

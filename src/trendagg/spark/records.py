@@ -36,6 +36,24 @@ class Reading:
     csv_cells: bool = False
 
 
+def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
+    """Events and rejected rows (numbered from 1) of an Arrow table of typed columns, or of
+    one ``RECORD`` column of JSON texts."""
+    from trendagg.io.readers import read_arrow
+
+    if RECORD in table.column_names:
+        return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
+    return read_arrow(
+        table,
+        source="<spark>",
+        type_col=reading.type_col,
+        time_col=reading.time_col,
+        event_type=reading.event_type,
+        numeric=numeric,
+        text_cells=reading.csv_cells,
+    )
+
+
 def read_rows(
     items: Sequence[object],
     reading: Reading,

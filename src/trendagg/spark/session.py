@@ -47,10 +47,16 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("trendagg")
     builder = builder.master(master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]"))
+    from importlib.resources import files
+
+    log4j = files("trendagg.spark") / "conf" / "log4j2.properties"
     defaults = {
         "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # errors only in the log; a stage progress bar only on a terminal
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
     }
     given = dict(conf)
     for key, value in {**defaults, **given}.items():
