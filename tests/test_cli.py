@@ -152,7 +152,15 @@ def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
 def test_demo_prints_tables_a_summary_and_draws_a_plot(tmp_path: Path) -> None:
     plot = tmp_path / "demo.png"
     code, out, err = cli(
-        "demo", "--dataset", "rideshare", "--engine", "local", "--events", "2000", "--plot", str(plot)
+        "demo",
+        "--dataset",
+        "rideshare",
+        "--engine",
+        "local",
+        "--events",
+        "2000",
+        "--plot",
+        str(plot),
     )
     assert code == 0, err
     assert "trips: " in out and "slowing: " in out and "no_cancel: " in out
