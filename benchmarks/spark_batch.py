@@ -56,7 +56,6 @@ def main() -> None:
 
     workload = (files("trendagg") / "examples" / "rideshare.tq").read_text()
     spark = spark_session("local[*]", [("spark.sql.shuffle.partitions", "4")])
-    spark.sparkContext.setLogLevel("ERROR")
 
     def identity(batches):  # type: ignore[no-untyped-def]
         yield from batches

@@ -49,6 +49,5 @@ def spark() -> Iterator[Any]:
         "local[2]",
         [("spark.sql.shuffle.partitions", "3"), ("spark.default.parallelism", "2")],
     )
-    session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

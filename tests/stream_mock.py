@@ -17,6 +17,7 @@ from typing import Any
 from trendagg.language import parse, to_text
 from trendagg.plan.compile import compile_workload
 from trendagg.spark.batch import query_groups
+from trendagg.spark.records import Reading
 from trendagg.spark.stream import StreamStats, _Sink, _TrendProcessor, read_results
 
 
@@ -85,14 +86,7 @@ def run_stream(
     def processor(key: Any) -> _TrendProcessor:
         if key not in procs:
             p = _TrendProcessor(
-                to_text(workload),
-                [g.names for g in groups],
-                strategy,
-                "type",
-                "time",
-                None,
-                False,
-                lateness,
+                to_text(workload), [g.names for g in groups], strategy, Reading(), lateness
             )
             p.init(_Handle(store, timers, key))
             procs[key] = p

@@ -11,7 +11,7 @@ from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.tq"))
-PACKAGED = [Path(str(files("trendagg") / "examples" / "rideshare.tq"))]
+PACKAGED = sorted(Path(str(files("trendagg") / "examples")).glob("*.tq"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES + PACKAGED, ids=lambda p: p.name)

@@ -947,3 +947,29 @@ def test_empty_event_type_is_an_input_error(tmp_path: Path, blank: str) -> None:
     with pytest.raises(InputError) as info:
         EventBatch.from_records([{"type": "A", "time": 1}], event_type=blank)
     assert str(info.value) == expected
+
+
+def test_csv_without_header_takes_the_given_column_names(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, "A,1,5\nB,2,x\nA,3,7,extra\nA,4\n")
+    result = read_events(path, columns=["type", "time", "v"])
+    events = result.events
+    # the first line is data; the long row is rejected, the short one has v missing
+    assert events.types == ["A", "B", "A"] and events.times == [1, 2, 4]
+    assert events.columns["v"] == [5, "x", None]
+    (bad,) = result.rejected
+    assert bad.row == 3 and "4 cells but the header has 3 columns" in bad.reason
+    assert bad.record == {"type": "A", "time": "3", "v": "7", "_extra": ["extra"]}
+
+
+def test_given_column_names_are_checked(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, "A,1\n")
+    with pytest.raises(InputError, match="'t' appears twice"):
+        read_events(path, columns=["t", "t"])
+    with pytest.raises(InputError, match="give a name for every column"):
+        read_events(path, columns=["type", ""])
+    with pytest.raises(
+        InputError, match=r"time column 'time' not found .* columns are \[type, ts\]"
+    ):
+        read_events(path, columns=["type", "ts"])
+    with pytest.raises(InputError, match="CSV files without a header row"):
+        read_events(jsonl_file(tmp_path, ['{"type": "A", "time": 1}']), columns=["type", "time"])

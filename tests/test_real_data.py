@@ -120,3 +120,53 @@ def test_greta_equals_twostep_on_nab_rising_values(shared_data: Path, tmp_path: 
     got = run(query, rows, strategy="greta", event_type="Reading", time_col="timestamp")
     assert canon(got) == canon(expected)
     assert len(got) > 20
+
+
+TAXI = "debs2015_taxi_10k.csv.gz"
+TAXI_COLUMNS = (
+    "medallion,hack_license,pickup_datetime,dropoff_datetime,trip_time_in_secs,trip_distance,"
+    "pickup_lon,pickup_lat,dropoff_lon,dropoff_lat,payment_type,fare,surcharge,mta_tax,tip,"
+    "tolls,total"
+)
+TAXI_OPTIONS = ["--event-type", "Trip", "--time-col", "pickup_datetime", "--columns", TAXI_COLUMNS]
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_taxi_example_on_the_headerless_trip_file(shared_data: Path, tmp_path: Path) -> None:
+    """Every row of the header-less DEBS file is a trip (the first line too); the example
+    workload runs on all 10,004 and equals the two-step reference on the first 3,000."""
+    from helpers import canon
+    from trendagg import run
+
+    path = shared_data / TAXI
+    columns = TAXI_COLUMNS.split(",")
+    read = read_events(path, event_type="Trip", time_col="pickup_datetime", columns=columns)
+    assert len(read.events) == 10_004 and not read.rejected
+    assert read.events.times[0] == 1356998400  # 2013-01-01 00:00:00, on the first line
+    text = (EXAMPLES / "taxi_trips.tq").read_text()
+    options = {"event_type": "Trip", "time_col": "pickup_datetime", "columns": columns}
+    (card,) = [r for r in run(text, path, **options) if r.query == "card_runs"]
+    assert card.values["trips"] >= 4000  # 4,000 card trips, each in a run of its own at least
+
+    part = tmp_path / "taxi.csv"
+    with gzip.open(path, "rt") as src:
+        part.write_text("".join(islice(src, 3000)))
+    got = run(text, part, **options)
+    assert canon(got) == canon(run(text, part, strategy="twostep", **options))
+    assert len(got) > 1000
+
+
+@pytest.mark.spark
+def test_spark_engine_equals_local_on_the_taxi_example(spark: object, shared_data: Path) -> None:
+    import io
+
+    from trendagg.cli import main
+
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["run", str(EXAMPLES / "taxi_trips.tq"), str(shared_data / TAXI), *TAXI_OPTIONS]
+        assert main([*argv, "--engine", engine], out, err) == 0, err.getvalue()
+        outputs[engine] = out.getvalue()
+    assert outputs["spark"] == outputs["local"]
+    assert outputs["spark"].count("\n") > 1000

@@ -216,3 +216,36 @@ def test_a_time_spark_cannot_order_is_rejected_not_lost(spark: Any) -> None:
     (reject,) = rejects.collect()
     assert "Spark cannot order by" in reject["reason"]
     assert '"2013-W01-2"' in reject["record"]
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_cli_spark_engine_rejects_long_csv_rows_as_the_local_engine_does(
+    spark: Any, tmp_path: Path, header: bool
+) -> None:
+    """Spark drops a CSV row's cells beyond the header; trendagg keeps the row's text and
+    rejects it with the CSV reader's reason. A short row keeps its absent cells missing."""
+    import io
+    import json
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("s: RETURN COUNT(*), SUM(A.v) PATTERN A+ WITHIN 100 s;\n")
+    events = tmp_path / "e.csv"
+    rows = ["A,1,5", "A,2,6,oops", '"A",3,"7"', "A,4", "A,5,8"]
+    events.write_text(("type,time,v\n" if header else "") + "\n".join(rows) + "\n")
+    extra = [] if header else ["--columns", "type,time,v"]
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        rejects = tmp_path / f"rejects-{engine}.jsonl"
+        args = ["run", str(queries), str(events), "--engine", engine, "--rejects", str(rejects)]
+        code = main([*args, *extra], out, err)
+        assert code == 0, err.getvalue()
+        outputs[engine] = out.getvalue()
+        (bad,) = [json.loads(x) for x in rejects.read_text().splitlines()]
+        assert bad["reason"].startswith("row has 4 cells but the header has 3 columns")
+        assert bad["record"] == {"type": "A", "time": "2", "v": "6", "_extra": ["oops"]}
+    assert outputs["spark"] == outputs["local"]
+    # A1, A3, A4, A5 (A4 has no v: it is not bound to A, whose SUM reads v): 2^3 - 1 trends
+    assert '"values": {"COUNT(*)": 7, "SUM(A.v)": 80}' in outputs["spark"]

@@ -313,3 +313,63 @@ def test_rate_source_gives_trends(spark: Any, tmp_path: Path) -> None:
     rows = read_results(str(tmp_path / "out"))
     assert rows and all(r.values["COUNT(*)"] >= 1 for r in rows)
     assert stats.events > 0 and stats.late == 0
+
+
+def test_a_csv_stream_rejects_long_rows_and_refuses_another_header(
+    spark: Any, tmp_path: Path
+) -> None:
+    from trendagg.spark.stream import read_results
+
+    text = "q: RETURN COUNT(*), SUM(A.v) PATTERN A+ WITHIN 30 s"
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "a.csv").write_text("type,time,v\nA,1,5\nA,2,6,oops\nA,3\nA,4,7\nZ,100,0\n")
+    got, stats = run_dir(spark, text, source, tmp_path / "out", tmp_path / "ckpt")
+    # A1 and A4 (A3 has no v): 3 trends, each A in 2
+    assert [r.values for r in got] == [{"COUNT(*)": 3, "SUM(A.v)": 24}]
+    (bad,) = [
+        json.loads(line)
+        for f in (tmp_path / "out" / "rejects").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
+    assert bad["reason"].startswith("row has 4 cells but the header has 3 columns")
+    assert bad["record"] == {"type": "A", "time": "2", "v": "6", "_extra": ["oops"]}
+
+    # a file whose header names other columns stops the stream with Spark's reason
+    (source / "b.csv").write_text("kind,time,v\nA,200,1\n")
+    os.utime(source / "b.csv", (1_800_000_000, 1_800_000_000))
+    from trendagg.spark.stream import read_stream, start_stream, trend_stream
+
+    df, csv_cells = read_stream(spark, str(source))
+    partial, plans = trend_stream(df, text, csv_cells=csv_cells)
+    query, _ = start_stream(
+        partial,
+        plans,
+        output=str(tmp_path / "out"),
+        checkpoint=str(tmp_path / "ckpt"),
+        available_now=True,
+    )
+    with pytest.raises(Exception, match="(?i)header"):
+        query.awaitTermination()
+    assert len(read_results(str(tmp_path / "out"))) == 1
+
+
+def test_cli_says_why_a_stream_failed(spark: Any, tmp_path: Path) -> None:
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("RETURN COUNT(*) PATTERN A+ WITHIN 30 s")
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "a.csv").write_text("type,time\nA,1\n")
+    (source / "b.csv").write_text("kind,time\nA,2\n")
+    err = io.StringIO()
+    argv = ["stream", str(queries), str(source), "--once", "--quiet"]
+    argv += ["--checkpoint", str(tmp_path / "c"), "--output", str(tmp_path / "o")]
+    assert main(argv, io.StringIO(), err) == 2
+    text = err.getvalue()
+    assert "the stream failed: CSV header does not conform to the schema." in text
+    assert "Header: kind, time" in text and "b.csv" in text
+    assert "Traceback" not in text and "\tat " not in text

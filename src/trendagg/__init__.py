@@ -59,13 +59,15 @@ def run(
     type_col: str = "type",
     time_col: str = "time",
     event_type: str | None = None,
+    columns: list[str] | None = None,
 ) -> list[ResultRow]:
     """Run a workload over events and return one row per (query, group, window).
 
     ``queries`` is query text or a parsed Workload. ``events`` is a path (CSV,
     JSON Lines, Parquet), an EventBatch, or an iterable of dicts with a type
     and a time (``event_type`` gives every row one type when there is no type
-    column). Rows the reader rejects raise InputError here, listing the
+    column; ``columns`` names the columns of a CSV file without a header row). Rows the
+    reader rejects raise InputError here, listing the
     reasons; the CLI instead reports them and can write them out.
     """
     from trendagg.engine import run_strategy
@@ -84,6 +86,7 @@ def run(
                 time_col=time_col,
                 event_type=event_type,
                 numeric=numeric_requirements(plans),
+                columns=columns,
             )
         else:
             read = EventBatch.from_records(

@@ -55,6 +55,7 @@ def _read_events(args: argparse.Namespace, plans: list[Any]) -> Any:
         time_col=args.time_col,
         event_type=args.event_type,
         numeric=numeric_requirements(plans),
+        columns=args.columns,
     )
 
 
@@ -176,9 +177,7 @@ def _spark(args: argparse.Namespace) -> Any:
         if not sep or not key.strip():
             raise InputError(f"--conf takes KEY=VALUE, not '{item}'")
         conf.append((key.strip(), value.strip()))
-    spark = spark_session(args.master, conf)
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return spark_session(args.master, conf)
 
 
 def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]:
@@ -194,6 +193,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         spark,
         args.events,
         workload,
+        columns=args.columns,
         strategy=args.strategy,
         type_col=args.type_col,
         time_col=args.time_col,
@@ -246,8 +246,11 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"checkpoint {args.checkpoint}.",
             file=err,
         )
+    from trendagg.spark.session import is_spark_failure, spark_failure
+
     started = time.monotonic()
     reported = 0
+    failure = None
     try:
         while query.isActive:
             query.awaitTermination(1)
@@ -258,11 +261,19 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"trendagg: {_stream_progress(query, stats)}", file=err)
     except KeyboardInterrupt:
         pass
+    except Exception as exc:  # awaitTermination raises the stream's failure
+        if not is_spark_failure(exc):
+            raise
+        failure = exc
     finally:
         query.stop()
-    failure = query.exception()
+    failure = failure or query.exception()
     if failure is not None:
-        raise ExecutionError(f"the stream failed: {_spark_message(failure)}")
+        raise ExecutionError(
+            f"the stream failed: {spark_failure(failure)}\n"
+            f"(what was written before stays in {args.output}; fix the cause and run again "
+            f"with the same --checkpoint to go on)"
+        )
     if not args.quiet:
         print(f"trendagg: stopped; {_stream_progress(query, stats)}", file=err)
     return 0
@@ -274,12 +285,6 @@ def _stream_progress(query: Any, stats: Any) -> str:
     watermark = (progress.get("eventTime") or {}).get("watermark")
     shown = "" if watermark in (None, "1970-01-01T00:00:00.000Z") else f"; watermark {watermark}"
     return f"{stats.summary()}{shown}"
-
-
-def _spark_message(failure: Any) -> str:
-    """The first line a user can act on from a Spark exception (not the JVM stack)."""
-    text = str(failure.desc if hasattr(failure, "desc") else failure)
-    return text.strip().splitlines()[0] if text.strip() else repr(failure)
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -370,6 +375,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _columns_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--columns",
+        type=lambda text: text.split(","),
+        default=None,
+        metavar="A,B,...",
+        help="names of the columns of a CSV file without a header row (its first line is data)",
+    )
+
+
 def _spark_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--master", default=None, help="Spark master URL (default: embedded local[*])"
@@ -428,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="every row is an event of this type (for files without a type column)",
     )
+    _columns_option(run)
     run.add_argument(
         "--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)"
     )
@@ -520,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--type-col", default="type")
     explain.add_argument("--time-col", default="time")
     explain.add_argument("--event-type", default=None, metavar="NAME")
+    _columns_option(explain)
     explain.add_argument(
         "--bursts", type=_positive_int, default=20, help="decisions to list (default 20)"
     )
@@ -579,6 +596,13 @@ def main(
             raise
         print(f"trendagg: {exc}", file=err)
         return 2
+    except Exception as exc:
+        from trendagg.spark.session import is_spark_failure, spark_failure
+
+        if not is_spark_failure(exc) or os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
+        return 1
     except BrokenPipeError:
         return 0
 

@@ -270,7 +270,6 @@ def _run(
         from trendagg.spark.session import spark_session
 
         spark = spark_session(args.master, [])
-        spark.sparkContext.setLogLevel("ERROR")
         if source is None:  # the generator, written where Spark can read it
             source = _rideshare_file(args.events, args.seed)
         rows, rejected, total = collect(spark, source, text, strategy=args.strategy)

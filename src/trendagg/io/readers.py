@@ -21,7 +21,7 @@ import gc
 import gzip
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -73,6 +73,7 @@ def read_events(
     event_type: str | None = None,
     fmt: str | None = None,
     numeric: Numeric = None,
+    columns: Sequence[str] | None = None,
 ) -> ReadResult:
     """Read an event file (or a folder of Parquet files) into events.
 
@@ -97,6 +98,9 @@ def read_events(
         Event type -> attributes that the queries read numerically (sums,
         arithmetic...). A row of that type whose value for such an attribute
         is present but not a number is rejected; missing values are kept.
+    columns
+        For a CSV file without a header row: the names of its columns, in
+        order (its first line is then data).
 
     Returns
     -------
@@ -123,10 +127,23 @@ def read_events(
             f"'{source}' is a folder; only Parquet datasets can be read from a folder, "
             f"so pass one {kind} file or fmt='parquet'"
         )
+    if columns is not None and kind != "csv":
+        raise InputError(
+            f"column names are for CSV files without a header row; {source} is {kind}, "
+            "whose columns are named in the file"
+        )
     gzipped = _is_gzip(location)
     if kind == "csv":
+        names = None if columns is None else _given_header(list(columns), source)
         return _read_csv(
-            location, source, gzipped, type_col, time_col, numeric, event_type=event_type
+            location,
+            source,
+            gzipped,
+            type_col,
+            time_col,
+            numeric,
+            event_type=event_type,
+            names=names,
         )
     return _read_jsonl(
         location, source, gzipped, type_col, time_col, numeric, event_type=event_type
@@ -201,15 +218,16 @@ def _read_csv(
     numeric: Numeric,
     *,
     event_type: str | None,
+    names: list[str] | None = None,
 ) -> ReadResult:
-    header = _csv_header(path, source, gzipped)
+    header = names if names is not None else _csv_header(path, source, gzipped)
     check_columns(
         header, source=source, type_col=type_col, time_col=time_col, event_type=event_type
     )
-    table = _arrow_csv(path, gzipped, header)
+    table = _arrow_csv(path, gzipped, header, has_header=names is None)
     if table is None:
         return _read_csv_python(
-            path, source, gzipped, type_col, time_col, numeric, event_type=event_type
+            path, source, gzipped, type_col, time_col, numeric, event_type=event_type, names=names
         )
     if _has_line_breaks(table.columns):
         _check_quotes(path, source, gzipped)
@@ -239,6 +257,29 @@ def _read_csv(
     )
 
 
+def _given_header(names: list[str], source: str) -> list[str]:
+    """Column names given for a header-less CSV file, checked like a header row."""
+    names = [name.strip() for name in names]
+    if not names or any(not name for name in names):
+        raise InputError(
+            f"give a name for every column of {source}, separated by commas "
+            "(for example --columns medallion,license,pickup,dropoff)"
+        )
+    _check_unique(names, source)
+    return names
+
+
+def _check_unique(header: list[str], source: str) -> None:
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise InputError(
+                f"column '{name}' appears twice in the header of {source}; "
+                f"rename one (columns are {column_list(header)})"
+            )
+        seen.add(name)
+
+
 def _csv_header(path: Path, source: str, gzipped: bool) -> list[str]:
     try:
         with _text_lines(path, gzipped) as handle:
@@ -252,18 +293,13 @@ def _csv_header(path: Path, source: str, gzipped: bool) -> list[str]:
             f"{source} is empty; a CSV event file needs a header row naming its columns "
             "(for example type,time,...)"
         )
-    seen: set[str] = set()
-    for name in header:
-        if name in seen:
-            raise InputError(
-                f"column '{name}' appears twice in the header of {source}; "
-                f"rename one (columns are {column_list(header)})"
-            )
-        seen.add(name)
+    _check_unique(header, source)
     return header
 
 
-def _arrow_csv(path: Path, gzipped: bool, header: list[str]) -> pa.Table | None:
+def _arrow_csv(
+    path: Path, gzipped: bool, header: list[str], *, has_header: bool = True
+) -> pa.Table | None:
     """Read every column as text with pyarrow; None when the rows are irregular."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -278,6 +314,7 @@ def _arrow_csv(path: Path, gzipped: bool, header: list[str]) -> pa.Table | None:
         with pa.input_stream(str(path), compression="gzip" if gzipped else None) as stream:
             table = pa_csv.read_csv(
                 stream,
+                read_options=pa_csv.ReadOptions(column_names=None if has_header else header),
                 parse_options=pa_csv.ParseOptions(
                     newlines_in_values=True, invalid_row_handler=on_invalid_row
                 ),
@@ -375,6 +412,7 @@ def _read_csv_python(
     numeric: Numeric,
     *,
     event_type: str | None,
+    names: list[str] | None = None,
 ) -> ReadResult:
     """Row-by-row CSV reading for files whose rows do not all fit the header.
 
@@ -390,7 +428,7 @@ def _read_csv_python(
     try:
         with _text_lines(path, gzipped) as handle:
             reader = csv.reader(handle)
-            header = next((record for record in reader if record), [])
+            header = names if names is not None else next((r for r in reader if r), [])
             width = len(header)
             raw = [[] for _ in header]
             row = 0

@@ -35,9 +35,12 @@ from typing import Any
 
 from trendagg.errors import InputError
 from trendagg.spark.records import (
+    CSV_RAW,
     RECORD,
     Reading,
+    csv_reader,
     json_lines,
+    long_csv_row,
     read_table,
     route_key,
     sort_time,
@@ -133,11 +136,20 @@ def _text(value: object) -> str:
     return json.dumps(value)
 
 
-def _read_batches(
-    batches: Iterator[Any], numeric: Any, reading: Reading
-) -> Iterator[tuple[list[int], list[Any], Any, Any]]:
-    """Per Arrow batch: row ids, sort times, the rows without them (an Arrow table), and
-    the engine's reading of those rows (events, rejected rows)."""
+@dataclass
+class _Batch:
+    """One Arrow batch: Spark's row ids and sort times of the rows the engine reads, those
+    rows (an Arrow table) and the engine's reading of them, and the CSV rows with more
+    cells than the header (row id, reason, record), which it does not read."""
+
+    ids: list[int]
+    times: list[Any]
+    table: Any
+    read: Any
+    long_rows: list[tuple[int, str, dict[str, object]]]
+
+
+def _read_batches(batches: Iterator[Any], numeric: Any, reading: Reading) -> Iterator[_Batch]:
     import pyarrow as pa
 
     for rb in batches:
@@ -145,7 +157,21 @@ def _read_batches(
         ids = rb.column(names.index(ROW_ID)).to_pylist()
         times = rb.column(names.index(SORT_TIME)).to_pylist()
         table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME])
-        yield ids, times, table, read_table(table, reading, numeric)
+        long_rows = []
+        if CSV_RAW in names:
+            raw = table.column(CSV_RAW).to_pylist()
+            table = table.drop_columns([CSV_RAW])
+            header = table.column_names
+            long = [(n, long_csv_row(text, header)) for n, text in enumerate(raw) if text]
+            long_rows = [(ids[n], *found) for n, found in long if found is not None]
+            if long_rows:
+                keep = [True] * len(ids)
+                for n, found in long:
+                    keep[n] = found is None
+                table = table.filter(pa.array(keep))
+                ids = [i for i, k in zip(ids, keep, strict=True) if k]
+                times = [t for t, k in zip(times, keep, strict=True) if k]
+        yield _Batch(ids, times, table, read_table(table, reading, numeric), long_rows)
 
 
 def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: Reading) -> Any:
@@ -167,8 +193,8 @@ def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: 
             return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
 
         # rejected rows are left out here and reported once by the validation pass
-        for _, _, _, read in _read_batches(batches, numeric, reading):
-            rows = runner.feed(read.events)
+        for batch in _read_batches(batches, numeric, reading):
+            rows = runner.feed(batch.read.events)
             if rows:
                 yield emit(rows)
         rows = runner.finish()
@@ -195,18 +221,22 @@ def _validator(workload_text: str, reading: Reading) -> Any:
         schema = pa.schema(
             [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
         )
-        for ids, times, table, read in _read_batches(batches, numeric, reading):
-            bad = [(x.row, x.reason) for x in read.rejected]
-            events = read.events
-            for i, row in enumerate(events.rows):
-                if times[row - 1] is None:
-                    bad.append((row, unordered_reason(events.times[i])))
+        for b in _read_batches(batches, numeric, reading):
+            bad = [(row_id, reason, json.dumps(record)) for row_id, reason, record in b.long_rows]
+            events = b.read.events
+            found = [(x.row, x.reason) for x in b.read.rejected]
+            found += [
+                (row, unordered_reason(events.times[i]))
+                for i, row in enumerate(events.rows)
+                if b.times[row - 1] is None
+            ]
+            bad += [(b.ids[row - 1], reason, _record_text(b.table, row)) for row, reason in found]
             if bad:
                 yield pa.RecordBatch.from_pydict(
                     {
-                        "row_id": [ids[row - 1] for row, _ in bad],
-                        "reason": [reason for _, reason in bad],
-                        "record": [_record_text(table, row) for row, _ in bad],
+                        "row_id": [row_id for row_id, _, _ in bad],
+                        "reason": [reason for _, reason, _ in bad],
+                        "record": [record for _, _, record in bad],
                     },
                     schema=schema,
                 )
@@ -580,38 +610,47 @@ def aggregate_trends(
     return results
 
 
-def read_frame(spark: Any, path: str) -> tuple[Any, bool]:
+def read_frame(spark: Any, path: str, columns: Sequence[str] | None = None) -> tuple[Any, bool]:
     """An event file or folder as a DataFrame, and whether its cells are CSV text.
 
     CSV is read with every column as text, so each cell is then read with the
     same rule as the local engine (a column of numbers and words keeps its numbers);
     JSON Lines as one text per line, parsed by the engine as the local reader parses it.
+    ``columns`` names the columns of a CSV file without a header row.
     """
     from pathlib import Path
+
+    from trendagg.io.readers import resolve_format
 
     p = Path(path)
     if not p.exists():
         raise InputError(f"event file '{path}' does not exist; check the path")
-    name = p.name.lower().removesuffix(".gz")
-    if p.is_dir() or name.endswith((".parquet", ".pq")):
+    kind = resolve_format(p, None)
+    if columns is not None and kind != "csv":
+        raise InputError(
+            f"column names are for CSV files without a header row; {path} is {kind}, "
+            "whose columns are named in the file"
+        )
+    if kind == "parquet":
         return spark.read.parquet(path), False
-    if name.endswith(".csv"):
-        return spark.read.csv(path, header=True, inferSchema=False, mode="PERMISSIVE"), True
-    if name.endswith((".jsonl", ".ndjson", ".json")):
-        return json_lines(spark.read.text(path)), False
-    raise InputError(
-        f"cannot tell the format of '{path}': use .csv, .jsonl/.ndjson/.json or .parquet"
-    )
+    if kind == "csv":
+        if columns is None:
+            names = spark.read.csv(path, header=True, inferSchema=False).columns
+        else:
+            names = [c.strip() for c in columns]
+        return csv_reader(spark.read, names, header=columns is None).csv(path), True
+    return json_lines(spark.read.text(path)), False
 
 
 def collect(
     spark: Any,
     path: str,
     workload: Any,
+    columns: Sequence[str] | None = None,
     **options: Any,
 ) -> tuple[list[Any], list[tuple[int, str, str]], int]:
     """For the CLI: result rows and rejected rows on the driver, and the rows read."""
-    df, csv_cells = read_frame(spark, path)
+    df, csv_cells = read_frame(spark, path, columns)
     results, rejects = _run(df, workload, csv_cells=csv_cells, **options)
     rows = results.collect_rows()
     rejected = [(r["row_id"], r["reason"], r["record"]) for r in rejects.collect()]

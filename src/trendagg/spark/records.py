@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 RECORD = "__trendagg_record"
+CSV_RAW = "__trendagg_csv_line"  # Spark's text of a CSV row whose cells do not fit the header
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Reading:
     time_col: str = "time"
     event_type: str | None = None
     csv_cells: bool = False
+    csv_header: tuple[str, ...] = ()  # the CSV columns, when rows come as JSON texts
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
@@ -77,6 +79,12 @@ def read_rows(
                 rejected.append(RejectedRow(source, i, str(error), {"_text": item}))
                 continue
         if isinstance(item, dict):
+            if CSV_RAW in item:  # a CSV row whose cells do not fit the header
+                line = item.pop(CSV_RAW)
+                long = long_csv_row(str(line), reading.csv_header)
+                if long is not None:
+                    rejected.append(RejectedRow(source, i, *long))
+                    continue
             if reading.csv_cells:
                 item = {k: parse_cell(v) if isinstance(v, str) else v for k, v in item.items()}
             names.update(item)
@@ -109,6 +117,39 @@ def read_rows(
         what="record",
         rejected=rejected,
     )
+
+
+def csv_reader(reader: Any, names: Sequence[str], *, header: bool) -> Any:
+    """A (batch or stream) CSV reader: every cell as text, headers checked against ``names``,
+    and the text of a row whose cell count differs kept in ``CSV_RAW`` (without it Spark
+    would drop a long row's extra cells; :func:`long_csv_row` rejects such rows)."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField(c, T.StringType()) for c in [*names, CSV_RAW]])
+    return (
+        reader.schema(schema)
+        .option("header", header)
+        .option("enforceSchema", False)  # a file whose header differs fails, never misreads
+        .option("mode", "PERMISSIVE")
+        .option("columnNameOfCorruptRecord", CSV_RAW)
+    )
+
+
+def long_csv_row(line: str, names: Sequence[str]) -> tuple[str, dict[str, object]] | None:
+    """The CSV reader's reason and record for a row with more cells than the header, or
+    None (a shorter row is kept: its absent cells are missing)."""
+    import csv
+
+    cells = next(csv.reader([line]), [])
+    if len(cells) <= len(names):
+        return None
+    record: dict[str, object] = dict(zip(names, cells, strict=False))
+    record["_extra"] = cells[len(names) :]
+    reason = (
+        f"row has {len(cells)} cells but the header has {len(names)} columns; "
+        "quote cells that contain commas"
+    )
+    return reason, record
 
 
 def json_lines(text: Any) -> Any:

@@ -36,6 +36,16 @@ def require_java() -> None:
         )
 
 
+def _log_level() -> str:
+    level = os.environ.get("TRENDAGG_SPARK_LOG", "fatal").strip().lower()
+    known = ("off", "fatal", "error", "warn", "info", "debug", "trace", "all")
+    if level not in known:
+        raise ExecutionError(
+            f"TRENDAGG_SPARK_LOG is '{level}'; set it to one of {', '.join(known)}"
+        )
+    return level
+
+
 def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> Any:
     """The active SparkSession, or a new one (embedded ``local[*]`` by default, UI off)."""
     require_pyspark()
@@ -54,11 +64,51 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
         "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        # errors only in the log; a stage progress bar only on a terminal
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        # Spark's log: fatal only unless TRENDAGG_SPARK_LOG says (error, warn, info, ...);
+        # a stage progress bar only on a terminal
+        "spark.driver.extraJavaOptions": (
+            f"-Dlog4j2.configurationFile=file:{log4j} -Dtrendagg.logLevel={_log_level()}"
+        ),
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
     }
     given = dict(conf)
     for key, value in {**defaults, **given}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def spark_failure(exc: BaseException) -> str:
+    """What a Spark failure says to a user, without the JVM and Python stacks.
+
+    Our own errors raised inside Spark's Python workers come first (their
+    message is meant for the user); else the deepest Java cause with its lines
+    of detail (a CSV header that does not match names both headers); else the
+    first line.
+    """
+    import re
+
+    text = str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
+    ours = re.findall(r"trendagg\.errors\.\w+: (.+)", text)
+    if ours:
+        return ours[-1].strip()
+    causes = list(re.finditer(r"Caused by: ([\w.$]+): (.*)", text))
+    if causes:
+        last = causes[-1]
+        detail = [last.group(2).strip()]
+        for line in text[last.end() :].splitlines()[1:]:
+            if line.startswith("\tat ") or line.startswith("\t...") or not line.strip():
+                break
+            detail.append(line.strip())
+        return "\n  ".join(detail)
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else exc.__class__.__name__
+
+
+def is_spark_failure(exc: BaseException) -> bool:
+    """A failure reported by Spark (the JVM or its Python workers), not by trendagg."""
+    try:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return False
+    return isinstance(exc, (Py4JJavaError, PySparkException))

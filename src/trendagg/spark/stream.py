@@ -46,9 +46,11 @@ from typing import Any
 from trendagg.errors import InputError
 from trendagg.spark.batch import SORT_TIME, combine_partials, partial_cells, query_groups
 from trendagg.spark.records import (
+    CSV_RAW,
     RECORD,
     Reading,
     as_record_text,
+    csv_reader,
     json_lines,
     read_rows,
     record_of,
@@ -198,11 +200,7 @@ def read_stream(
                 ) from None
         else:
             header = [f.name for f in given.fields]
-        # every cell as text, read by the CSV rule; enforceSchema off: a file whose header
-        # differs fails the stream instead of being read into the wrong columns
-        struct = T.StructType([T.StructField(c, T.StringType()) for c in header])
-        csv = reader.option("header", True).option("enforceSchema", False).schema(struct)
-        return csv.csv(str(path)), True
+        return csv_reader(reader, header, header=True).csv(str(path)), True
     if given is None:
         try:
             given = spark.read.parquet(str(path)).schema
@@ -309,6 +307,9 @@ def trend_stream(
                 f"column '{missing[0]}' not found; columns are [{', '.join(df.columns)}]; "
                 f"pass {flag}"
             )
+    # CSV: the header's names, to tell rows with more cells (Spark keeps their text)
+    header = tuple(c for c in df.columns if c not in (RECORD, CSV_RAW)) if csv_cells else ()
+    reading = Reading(type_col, time_col, event_type, csv_cells, header)
     # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
     keys = {k for g in groups for k in g.key}
     rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
@@ -349,14 +350,7 @@ def trend_stream(
     keyed = routed.select(F.col("t.g").alias(GROUP), F.col("t.k").alias(KEY), F.col(RECORD))
     out = keyed.groupBy(GROUP, KEY).transformWithStateInPandas(
         statefulProcessor=_TrendProcessor(
-            text,
-            [g.names for g in groups],
-            strategy,
-            type_col,
-            time_col,
-            event_type,
-            csv_cells,
-            lateness,
+            text, [g.names for g in groups], strategy, reading, lateness
         ),
         outputStructType=_OUT,
         outputMode="Append",
@@ -390,19 +384,13 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         workload_text: str,
         groups: Sequence[tuple[str, ...]],
         strategy: str,
-        type_col: str,
-        time_col: str,
-        event_type: str | None,
-        csv_cells: bool,
+        reading: Reading,
         lateness: float,
     ) -> None:
         self.workload_text = workload_text
         self.groups = [tuple(g) for g in groups]
         self.strategy = strategy
-        self.type_col = type_col
-        self.time_col = time_col
-        self.event_type = event_type
-        self.csv_cells = csv_cells
+        self.reading = reading
         self.lateness = lateness
 
     # -- Spark's interface
@@ -417,7 +405,6 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self.numeric = numeric_requirements(plans)
         by_name = {p.name: p for p in plans}
         self.plans = [[by_name[n] for n in names] for names in self.groups]
-        self.reading = Reading(self.type_col, self.time_col, self.event_type, self.csv_cells)
         # an event reaches one key per group that reads it; the first such group counts it
         self.routes: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         self.readers: list[dict[str, str]] = []  # per group: type -> its queries that read it
@@ -500,8 +487,8 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     def _read(self, texts: list[str], out: _Output) -> Any:
         """The events of a key's rows; the rejected ones go out with their reasons."""
         read = read_rows(texts, self.reading, self.numeric, "<stream>")
-        for bad in read.rejected:
-            out.add(kind="reject", record=texts[bad.row - 1], reason=bad.reason)
+        for bad in read.rejected:  # the record as the reader saw it (a bad line as _text)
+            out.add(kind="reject", record=json.dumps(bad.record, default=str), reason=bad.reason)
         return read.events
 
     def _load(self) -> _Key:
