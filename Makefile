@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-spark check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -37,6 +37,10 @@ bench: $(VENV)/.bench
 
 bench-quick: $(VENV)/.bench
 	$(BIN)/python benchmarks/hamlet_rideshare.py --quick --repeats 1
+
+# Spark batch and streaming vs the local engine at 1M and 10M events (about 1.5 hours here)
+bench-spark: $(VENV)/.bench
+	$(BIN)/python benchmarks/spark_batch.py --events 1000000 10000000 --repeats 3 1 --stream
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

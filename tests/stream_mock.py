@@ -1,6 +1,7 @@
 """Drive the streaming processor without Spark, making the calls Spark makes, in its order.
 
-Per micro-batch: ``handleInputRows`` for every key with input (the watermark
+Rows are keyed by query group and a bucket of their partition key (three buckets,
+so that keys hold several partitions, as Spark's 64 do). Per micro-batch: ``handleInputRows`` for every key with input (the watermark
 of the batch: the latest event time of earlier batches minus the lateness),
 then ``handleExpiredTimer`` for every timer at or before the watermark, then
 the sink gets the batch's output. The state store and the timers outlive the
@@ -10,6 +11,7 @@ processors, so a restart (new processors, same store) can be simulated.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -101,7 +103,9 @@ def run_stream(
         for r in chunk:
             for i, g in enumerate(groups):
                 if r.get("type") in g.types and all(r.get(k) is not None for k in g.key):
-                    key = (i, json.dumps([str(r[k]) for k in g.key]))
+                    # like Spark: partition keys hashed into a few buckets, one Runner each
+                    bucket = zlib.crc32(json.dumps([str(r[k]) for k in g.key]).encode()) % 3
+                    key = (i, str(bucket if g.key else 0))
                     keyed.setdefault(key, []).append(json.dumps(r))
         out: list[dict[str, Any]] = []
         for key, texts in keyed.items():

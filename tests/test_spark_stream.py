@@ -373,3 +373,29 @@ def test_cli_says_why_a_stream_failed(spark: Any, tmp_path: Path) -> None:
     assert "the stream failed: CSV header does not conform to the schema." in text
     assert "Header: kind, time" in text and "b.csv" in text
     assert "Traceback" not in text and "\tat " not in text
+
+
+def test_a_checkpoint_is_not_resumed_with_other_queries(spark: Any, tmp_path: Path) -> None:
+    from trendagg.errors import InputError
+    from trendagg.spark.stream import stream_trends
+
+    source = tmp_path / "in"
+    write_files(source, [[{"type": "A", "time": 1}, {"type": "A", "time": 50}]])
+    options = {"output": str(tmp_path / "out"), "checkpoint": str(tmp_path / "c")}
+    query, _ = stream_trends(
+        str(source),
+        "q: RETURN COUNT(*) PATTERN A+ WITHIN 10 s",
+        spark=spark,
+        available_now=True,
+        **options,
+    )
+    query.awaitTermination()
+    with pytest.raises(InputError, match="other queries, buckets: resume it with the same"):
+        stream_trends(
+            str(source),
+            "q: RETURN COUNT(*) PATTERN A+ WITHIN 20 s",
+            spark=spark,
+            available_now=True,
+            buckets=8,
+            **options,
+        )

@@ -70,6 +70,7 @@ _OUT = (
 )
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
+BUCKETS = 64  # state keys per query group (partition keys are hashed into them)
 
 
 @dataclass
@@ -270,6 +271,7 @@ def trend_stream(
     time_col: str = "time",
     event_type: str | None = None,
     csv_cells: bool = False,
+    buckets: int = BUCKETS,
 ) -> tuple[Any, list[Any]]:
     """The keyed, stateful part of the pipeline: a streaming DataFrame of partial rows.
 
@@ -277,6 +279,11 @@ def trend_stream(
     registers, time, record, reason, events``; ``kind`` is ``row``, ``late``,
     ``reject`` or ``seen``) and the compiled plans. :func:`start_stream` writes
     it; its sink combines the partial rows into results.
+
+    Per query group, the partition keys are hashed into ``buckets`` state keys,
+    each with one engine Runner (which tells its partitions apart, as in the
+    batch pipeline): a handful of state reads and writes per micro-batch
+    instead of one per driver or rider. A restart must use the same number.
     """
     from pyspark.sql import functions as F
 
@@ -291,6 +298,8 @@ def trend_stream(
             "the twostep reference builds trends at the end and cannot stream; "
             "use hamlet, hamlet-static or greta"
         )
+    if buckets < 1:
+        raise InputError(f"the number of state buckets must be at least 1, not {buckets}")
     parsed = parse(workload) if isinstance(workload, str) else workload
     assert isinstance(parsed, ast.Workload)
     text = to_text(parsed)
@@ -336,14 +345,14 @@ def trend_stream(
         for k in group.key:
             wanted = wanted & F.col(f"`{k}`").isNotNull()
         key = (
-            F.to_json(F.array(*[route_key(rows, k) for k in group.key]))
+            F.pmod(F.xxhash64(*[route_key(rows, k) for k in group.key]), F.lit(buckets))
             if group.key
-            else F.lit("[]")
-        )
+            else F.lit(0)
+        ).cast("string")
         targets.append(F.when(wanted, F.struct(F.lit(i).alias("g"), key.alias("k"))))
     # rows Spark cannot route or order (no type, no time it reads): to the engine's reader,
     # which rejects them with its reason, never dropped
-    targets.append(F.when(unreadable, F.struct(F.lit(-1).alias("g"), F.lit("[]").alias("k"))))
+    targets.append(F.when(unreadable, F.struct(F.lit(-1).alias("g"), F.lit("0").alias("k"))))
     routed = timed.select(
         F.col(RECORD), F.explode(F.filter(F.array(*targets), lambda x: x.isNotNull())).alias("t")
     )
@@ -695,7 +704,7 @@ def start_stream(
     if fmt not in ("jsonl", "csv", "parquet"):
         raise InputError(f"unknown result format '{fmt}': use jsonl, csv or parquet")
     spark = partial.sparkSession
-    for k, v in stream_conf().items():
+    for k, v in stream_conf(spark).items():
         spark.conf.set(k, v)
     stats = stats or StreamStats()
     writer = partial.writeStream.foreachBatch(_Sink(plans, output, fmt, stats)).option(
@@ -724,6 +733,7 @@ def stream_trends(
     trigger: str | None = None,
     available_now: bool = False,
     spark: Any = None,
+    buckets: int = BUCKETS,
     **source_options: Any,
 ) -> tuple[Any, StreamStats]:
     """Start a stream of trend aggregates; returns the StreamingQuery and its counters.
@@ -749,6 +759,19 @@ def stream_trends(
         time_col=time_col,
         event_type=event_type,
         csv_cells=csv_cells,
+        buckets=buckets,
+    )
+    from trendagg.language import ast, to_text
+
+    check_checkpoint(
+        checkpoint,
+        {
+            "queries": to_text(ast.Workload(tuple(p.query for p in plans))),
+            "type_col": type_col,
+            "time_col": time_col,
+            "event_type": event_type,
+            "buckets": buckets,
+        },
     )
     return start_stream(
         partial,
@@ -761,13 +784,36 @@ def stream_trends(
     )
 
 
-def stream_conf() -> dict[str, str]:
-    """Settings a trendagg stream needs on its SparkSession (RocksDB state store)."""
-    return {
+def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
+    """Refuse to resume a checkpoint made with other queries or columns: its engine state
+    would be read against the wrong plans. A new checkpoint records the settings."""
+    path = Path(checkpoint) / "trendagg.json"
+    if path.is_file():
+        before = json.loads(path.read_text(encoding="utf-8"))
+        changed = [k for k in settings if before.get(k) != settings[k]]
+        if changed:
+            raise InputError(
+                f"the checkpoint {checkpoint} belongs to a stream with other "
+                f"{', '.join(changed)}: resume it with the same ones, or start a new stream "
+                f"with another --checkpoint (and --output)"
+            )
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
+
+
+def stream_conf(spark: Any) -> dict[str, str]:
+    """Settings a trendagg stream needs on its SparkSession: the RocksDB state store, and,
+    unless the session sets them, twice its cores as state partitions (Spark's default,
+    200, would run 200 tasks a micro-batch; a new checkpoint keeps the number it starts with)."""
+    conf = {
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
     }
+    if not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+        conf["spark.sql.shuffle.partitions"] = str(2 * spark.sparkContext.defaultParallelism)
+    return conf
 
 
 def read_results(output: str) -> list[Any]:
