@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -85,18 +84,6 @@ def same_rows(a: list[object], b: list[object]) -> bool:
     return sorted(map(repr, a)) == sorted(map(repr, b))
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
-
-
 def plot(rows: list[dict[str, object]], path: Path) -> None:
     import matplotlib
 
@@ -134,6 +121,8 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
     args = parser.parse_args()
     repeats = {n: args.repeats[min(i, len(args.repeats) - 1)] for i, n in enumerate(args.events)}
+
+    from hamlet_rideshare import machine
 
     import trendagg
     from trendagg.spark import spark_session

@@ -681,14 +681,21 @@ def _table_result(
     numeric: Numeric,
     *,
     event_type: str | None,
+    text_cells: bool = False,
 ) -> ReadResult:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     names = table.column_names
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})
         raise InputError(f"columns {twice} appear twice in {source}; rename them")
     check_columns(names, source=source, type_col=type_col, time_col=time_col, event_type=event_type)
     columns = {
-        name: arrow_values(column) for name, column in zip(names, table.columns, strict=True)
+        name: _text_column(pc.fill_null(column, ""))
+        if text_cells and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+        else arrow_values(column)
+        for name, column in zip(names, table.columns, strict=True)
     }
     return assemble(
         source=source,
@@ -716,29 +723,8 @@ def read_arrow(
     """Events of an Arrow table (rows numbered from 1): typed columns as the Parquet reader
     reads them, or, with ``text_cells``, columns of CSV text as the CSV reader reads them
     (a null is an empty cell). Used by the Spark pipeline, whose Arrow batches come so."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if not text_cells:
-        return _table_result(table, source, type_col, time_col, numeric, event_type=event_type)
-    names = table.column_names
-    check_columns(names, source=source, type_col=type_col, time_col=time_col, event_type=event_type)
-    columns = {}
-    for name, column in zip(names, table.columns, strict=True):
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            columns[name] = _text_column(pc.fill_null(column, ""))
-        else:
-            columns[name] = arrow_values(column)
-    return assemble(
-        source=source,
-        names=names,
-        columns=columns,
-        rows=list(range(1, table.num_rows + 1)),
-        record_of=lambda i: table.slice(i, 1).to_pylist()[0],
-        type_col=type_col,
-        time_col=time_col,
-        event_type=event_type,
-        numeric=numeric,
+    return _table_result(
+        table, source, type_col, time_col, numeric, event_type=event_type, text_cells=text_cells
     )
 
 

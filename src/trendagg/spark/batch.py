@@ -113,6 +113,32 @@ class QueryGroup:
     types: tuple[str, ...]
 
 
+def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGroup]]:
+    """A workload (text or parsed) as the canonical text the workers compile again, its
+    plans and its query groups; an unknown strategy is refused here, before Spark runs."""
+    from trendagg.engine import STRATEGIES
+    from trendagg.language import ast, parse, to_text
+    from trendagg.plan.compile import compile_workload
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    parsed = parse(workload) if isinstance(workload, str) else workload
+    assert isinstance(parsed, ast.Workload)
+    plans = compile_workload(parsed)
+    return to_text(parsed), plans, query_groups(plans)
+
+
+def check_frame_columns(columns: Sequence[str], reading: Reading) -> None:
+    """A DataFrame must have the time column and (without an event type) the type column."""
+    needed = [reading.time_col] + ([] if reading.event_type else [reading.type_col])
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        flag = "--time-col" if missing[0] == reading.time_col else "--type-col (or --event-type)"
+        raise InputError(
+            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
+        )
+
+
 def query_groups(plans: Sequence[Any]) -> list[QueryGroup]:
     """Group queries by their unqualified partition attributes (HAMLET runs per group)."""
     groups: dict[tuple[str, ...], list[Any]] = {}
@@ -370,27 +396,12 @@ def _run(
     (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`)."""
     from pyspark.sql import functions as F
 
-    from trendagg.engine import STRATEGIES
-    from trendagg.language import ast, parse, to_text
-    from trendagg.plan.compile import compile_workload
-
-    if strategy not in STRATEGIES:
-        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    parsed = parse(workload) if isinstance(workload, str) else workload
-    assert isinstance(parsed, ast.Workload)
-    text = to_text(parsed)
-    plans = compile_workload(parsed)
-    groups = query_groups(plans)
+    text, plans, groups = prepare(workload, strategy)
     reading = Reading(type_col, time_col, event_type, csv_cells)
     if RECORD in df.columns:  # JSON texts: Spark reads the few fields it routes and orders by
         df = with_record_columns(df, [time_col, type_col, *(k for g in groups for k in g.key)])
     columns = df.columns
-    missing = [c for c in ([time_col] + ([] if event_type else [type_col])) if c not in columns]
-    if missing:
-        flag = "--time-col" if missing[0] == time_col else "--type-col (or --event-type)"
-        raise InputError(
-            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
-        )
+    check_frame_columns(columns, reading)
     spark = df.sparkSession
     n = partitions or default_partitions(spark)
     base = df.withColumn(ROW_ID, F.monotonically_increasing_id()).withColumn(

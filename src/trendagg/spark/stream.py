@@ -9,8 +9,10 @@ The pipeline, per micro-batch:
 2. The event time feeds Spark's watermark: the largest event time seen so far
    minus the allowed lateness.
 3. Rows are keyed like the batch pipeline (per query group, by its
-   unqualified partition attributes) and ``transformWithStateInPandas`` keeps,
-   per key, in the state store (RocksDB), the engine's :class:`Runner`
+   unqualified partition attributes, hashed into a fixed number of buckets)
+   and ``transformWithStateInPandas`` keeps, per key, in the state store
+   (RocksDB), the engine's :class:`Runner` (which tells the partitions of its
+   bucket apart)
    (pickled with its plans by reference, see :mod:`trendagg.engine.state`)
    and the events not yet fed.
 4. Per key and micro-batch, with watermark W: an event earlier than W is late
@@ -44,7 +46,14 @@ from pathlib import Path
 from typing import Any
 
 from trendagg.errors import InputError
-from trendagg.spark.batch import SORT_TIME, combine_partials, partial_cells, query_groups
+from trendagg.spark.batch import (
+    SORT_TIME,
+    check_frame_columns,
+    combine_partials,
+    partial_cells,
+    prepare,
+    query_groups,
+)
 from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
@@ -82,14 +91,12 @@ class StreamStats:
     rows: int = 0
     late: int = 0
     rejected: int = 0
-    watermark: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def summary(self) -> str:
-        wm = "none yet" if self.watermark is None else f"{self.watermark:g}"
         return (
             f"{self.batches} micro-batches, {self.events:,} events, {self.rows:,} rows written, "
-            f"{self.late:,} late, {self.rejected:,} rejected; watermark {wm}"
+            f"{self.late:,} late, {self.rejected:,} rejected"
         )
 
 
@@ -287,12 +294,6 @@ def trend_stream(
     """
     from pyspark.sql import functions as F
 
-    from trendagg.engine import STRATEGIES
-    from trendagg.language import ast, parse, to_text
-    from trendagg.plan.compile import compile_workload
-
-    if strategy not in STRATEGIES:
-        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
     if strategy == "twostep":
         raise InputError(
             "the twostep reference builds trends at the end and cannot stream; "
@@ -300,25 +301,12 @@ def trend_stream(
         )
     if buckets < 1:
         raise InputError(f"the number of state buckets must be at least 1, not {buckets}")
-    parsed = parse(workload) if isinstance(workload, str) else workload
-    assert isinstance(parsed, ast.Workload)
-    text = to_text(parsed)
-    plans = compile_workload(parsed)
-    groups = query_groups(plans)
-
-    if RECORD not in df.columns:
-        missing = [
-            c for c in ([time_col] + ([] if event_type else [type_col])) if c not in df.columns
-        ]
-        if missing:
-            flag = "--time-col" if missing[0] == time_col else "--type-col (or --event-type)"
-            raise InputError(
-                f"column '{missing[0]}' not found; columns are [{', '.join(df.columns)}]; "
-                f"pass {flag}"
-            )
+    text, plans, groups = prepare(workload, strategy)
     # CSV: the header's names, to tell rows with more cells (Spark keeps their text)
     header = tuple(c for c in df.columns if c not in (RECORD, CSV_RAW)) if csv_cells else ()
     reading = Reading(type_col, time_col, event_type, csv_cells, header)
+    if RECORD not in df.columns:
+        check_frame_columns(df.columns, reading)
     # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
     keys = {k for g in groups for k in g.key}
     rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
@@ -787,7 +775,9 @@ def stream_trends(
 def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
     """Refuse to resume a checkpoint made with other queries or columns: its engine state
     would be read against the wrong plans. A new checkpoint records the settings."""
-    path = Path(checkpoint) / "trendagg.json"
+    if "://" in checkpoint and not checkpoint.startswith("file://"):
+        return  # on a cluster file system: Spark keeps the checkpoint, unchecked here
+    path = Path(checkpoint.removeprefix("file://")) / "trendagg.json"
     if path.is_file():
         before = json.loads(path.read_text(encoding="utf-8"))
         changed = [k for k in settings if before.get(k) != settings[k]]
