@@ -52,6 +52,7 @@ ROW_ID = "__trendagg_row"
 SORT_TIME = "__trendagg_time"
 
 _LONG = "query string, window bigint, group_json string, registers string"
+_WORK = f"{_LONG}, final_row string"  # a partial row, or (when final_row is set) a whole one
 _FINAL = (
     "query string, window_start string, window_end string, group_names array<string>, "
     "group_texts array<string>, value_names array<string>, value_texts array<string>"
@@ -200,7 +201,17 @@ def _read_batches(batches: Iterator[Any], numeric: Any, reading: Reading) -> Ite
         yield _Batch(ids, times, table, read_table(table, reading, numeric), long_rows)
 
 
-def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: Reading) -> Any:
+def _worker(
+    workload_text: str,
+    names: tuple[str, ...],
+    strategy: str,
+    reading: Reading,
+    whole: frozenset[str],
+) -> Any:
+    """One Runner per Spark partition, fed batch by batch. Rows of the queries in ``whole``
+    (their groups never span Spark partitions) leave finished, as JSON in ``final_row``;
+    the others as partial rows to combine."""
+
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -215,7 +226,13 @@ def _worker(workload_text: str, names: tuple[str, ...], strategy: str, reading: 
         schema = _arrow_schema(pa)
 
         def emit(rows: list[Any]) -> Any:
-            columns = list(zip(*map(partial_cells, rows), strict=True))
+            cells = [
+                (r.query, None, None, None, _final_json(r))
+                if r.query in whole
+                else (*partial_cells(r), None)
+                for r in rows
+            ]
+            columns = list(zip(*cells, strict=True))
             return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
 
         # rejected rows are left out here and reported once by the validation pass
@@ -282,8 +299,38 @@ def _record_text(table: Any, row: int) -> str:
 def _arrow_schema(pa: Any) -> Any:
     text = pa.string()
     return pa.schema(
-        [("query", text), ("window", pa.int64()), ("group_json", text), ("registers", text)]
+        [
+            ("query", text),
+            ("window", pa.int64()),
+            ("group_json", text),
+            ("registers", text),
+            ("final_row", text),
+        ]
     )
+
+
+def _final_json(row: Any) -> str:
+    """A finished result row as JSON text: query, bounds, group and values, each value as
+    exact JSON text (what the typing pass and the driver read)."""
+    return json.dumps(
+        {
+            "query": row.query,
+            "window_start": _text(row.window_start),
+            "window_end": _text(row.window_end),
+            "group_names": list(row.group),
+            "group_texts": [_text(v) for v in row.group.values()],
+            "value_names": list(row.values),
+            "value_texts": [_text(v) for v in row.values.values()],
+        }
+    )
+
+
+def whole_groups(plan: Any, group: QueryGroup) -> bool:
+    """Whether every group of a query lies in one Spark partition: the Spark key (the
+    unqualified partition attributes) is made of the query's unqualified GROUP-BY
+    attributes, so a group's rows never need combining across partitions."""
+    grouped = {a.name for a in plan.group_attrs if a.var is None}
+    return set(group.key) <= grouped
 
 
 def _combiner(workload_text: str) -> Any:
@@ -409,7 +456,9 @@ def _run(
     )
     engine_columns = [RECORD, ROW_ID, SORT_TIME] if RECORD in columns else base.columns
     parts = []
+    whole: set[str] = set()
     for group in groups:
+        whole.update(p.name for p in plans if p.name in group.names and whole_groups(p, group))
         # rows Spark cannot order by time are rejected by the validation pass, never fed
         events = base.where(F.col(SORT_TIME).isNotNull())
         if event_type is None:
@@ -429,38 +478,60 @@ def _run(
         ordered = keyed.sortWithinPartitions(F.col(SORT_TIME), F.col(ROW_ID))
         parts.append(
             ordered.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
-                _worker(text, group.names, strategy, reading), _LONG
+                _worker(text, group.names, strategy, reading, frozenset(whole)), _WORK
             )
         )
     if not parts:
-        long = spark.createDataFrame([], _LONG)
+        work = spark.createDataFrame([], _WORK)
     else:
-        long = parts[0]
+        work = parts[0]
         for p in parts[1:]:
-            long = long.unionByName(p)
-    # the engine runs once: the typing pass and the result both read this (small) result
-    keys = ["query", "window", "group_json"]
-    final = (
-        long.repartition(n, *keys)
-        .sortWithinPartitions(*keys)
-        .mapInArrow(_combiner(text), _FINAL)
-        .persist()
-    )
+            work = work.unionByName(p)
+    # Rows of queries whose groups stay in one Spark partition are finished by the workers;
+    # the others are combined in one sorted pass per partition. The engine runs once: when
+    # both kinds exist, the workers' output is kept for the two branches that read it.
+    kinds = {name in whole for name in (n for g in groups for n in g.names)}
+    parts_of_final = []
+    kept = work.persist() if kinds == {True, False} else None
+    if True in kinds:
+        finished = work.where(F.col("final_row").isNotNull())
+        parts_of_final.append(
+            finished.select(F.from_json("final_row", _FINAL).alias("r")).select("r.*")
+        )
+    if False in kinds:
+        keys = ["query", "window", "group_json"]
+        partial = work.where(F.col("final_row").isNull()).drop("final_row")
+        parts_of_final.append(
+            partial.repartition(n, *keys)
+            .sortWithinPartitions(*keys)
+            .mapInArrow(_combiner(text), _FINAL)
+        )
+    if not parts_of_final:
+        parts_of_final.append(spark.createDataFrame([], _FINAL))
+    final = parts_of_final[0]
+    for p in parts_of_final[1:]:
+        final = final.unionByName(p)
+
     rejects = base.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
         _validator(text, reading), "row_id bigint, reason string, record string"
     )
-    return _Results(final, plans), rejects
+    return _Results(final, plans, kept), rejects
 
 
 class _Results:
     """The combined rows of a run: typed as a DataFrame, or collected as ResultRows."""
 
-    def __init__(self, final: Any, plans: Sequence[Any]):
+    def __init__(self, final: Any, plans: Sequence[Any], kept: Any = None):
         self.final = final
         self.plans = plans
+        self.kept = kept  # the workers' output, cached for two branches, or None
 
     def frame(self) -> Any:
-        return _typed(self.final, self.plans)
+        # the typing pass and the result both read the (small) result: keep it
+        typed = _typed(self.final.persist(), self.plans)  # runs the job
+        if self.kept is not None:
+            self.kept.unpersist()
+        return typed
 
     def collect_rows(self) -> list[Any]:
         """Every result row on the driver, in workload order then window order."""
@@ -468,8 +539,9 @@ class _Results:
 
         order = {p.name: i for i, p in enumerate(self.plans)}
         rows = []
-        collected = self.final.collect()
-        self.final.unpersist()  # nothing reads it again; identical later runs must recompute
+        collected = self.final.toArrow().to_pylist()  # Arrow: far quicker than Row objects
+        if self.kept is not None:
+            self.kept.unpersist()  # identical later runs must recompute
         for r in collected:
             rows.append(
                 ResultRow(
