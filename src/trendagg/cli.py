@@ -108,8 +108,9 @@ def _summary(
     rej = f"{rejected:,} rejected" + (f", written to {rejects}" if rejects and rejected else "")
     text = (
         f"trendagg: read {events + rejected:,} events ({rej}) from {source}; "
-        f"{queries} quer{'y' if queries == 1 else 'ies'}, {stats.get('partitions', 0):,} partitions, "
-        f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
+        f"{queries} quer{'y' if queries == 1 else 'ies'}, "
+        + (f"{stats['partitions']:,} partitions, " if "partitions" in stats else "")
+        + f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
         f"({rate:,.0f} events/s)."
     )
     if "hamlet" in stats:
@@ -158,7 +159,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 stats,
                 len(rows),
                 time.perf_counter() - started,
-                args.strategy,
+                args.strategy + (" on Spark" if args.engine == "spark" else ""),
                 args.events,
                 args.rejects,
             ),
@@ -251,8 +252,9 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.monotonic()
     reported = 0
     failure = None
+    interrupted = _Interrupt()  # set by Ctrl-C: stop between micro-batch checks, quietly
     try:
-        while query.isActive:
+        while query.isActive and not interrupted.is_set():
             query.awaitTermination(1)
             if args.timeout is not None and time.monotonic() - started >= args.timeout:
                 break
@@ -267,6 +269,7 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         failure = exc
     finally:
         query.stop()
+        interrupted.restore()
     failure = failure or query.exception()
     if failure is not None:
         raise ExecutionError(
@@ -277,6 +280,30 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.quiet:
         print(f"trendagg: stopped; {_stream_progress(query, stats)}", file=err)
     return 0
+
+
+class _Interrupt:
+    """Ctrl-C as a flag (PySpark's own handler cancels jobs and prints py4j's traceback)."""
+
+    def __init__(self) -> None:
+        import signal
+        import threading
+
+        self._event = threading.Event()
+        self._previous: Any = None
+        try:
+            self._previous = signal.signal(signal.SIGINT, lambda *_: self._event.set())
+        except ValueError:  # not the main thread: leave the handler as it is
+            self._previous = None
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def restore(self) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 def _stream_progress(query: Any, stats: Any) -> str:
