@@ -458,7 +458,10 @@ def _run(
     parts = []
     whole: set[str] = set()
     for group in groups:
-        whole.update(p.name for p in plans if p.name in group.names and whole_groups(p, group))
+        finished_here = frozenset(
+            p.name for p in plans if p.name in group.names and whole_groups(p, group)
+        )
+        whole |= finished_here
         # rows Spark cannot order by time are rejected by the validation pass, never fed
         events = base.where(F.col(SORT_TIME).isNotNull())
         if event_type is None:
@@ -478,7 +481,7 @@ def _run(
         ordered = keyed.sortWithinPartitions(F.col(SORT_TIME), F.col(ROW_ID))
         parts.append(
             ordered.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
-                _worker(text, group.names, strategy, reading, frozenset(whole)), _WORK
+                _worker(text, group.names, strategy, reading, finished_here), _WORK
             )
         )
     if not parts:
@@ -490,7 +493,7 @@ def _run(
     # Rows of queries whose groups stay in one Spark partition are finished by the workers;
     # the others are combined in one sorted pass per partition. The engine runs once: when
     # both kinds exist, the workers' output is kept for the two branches that read it.
-    kinds = {name in whole for name in (n for g in groups for n in g.names)}
+    kinds = {p.name in whole for p in plans}
     parts_of_final = []
     kept = work.persist() if kinds == {True, False} else None
     if True in kinds:

@@ -89,24 +89,16 @@ def read_rows(
                 item = {k: parse_cell(v) if isinstance(v, str) else v for k, v in item.items()}
             names.update(item)
         numbered.append((i, item))
-    # a column no row has: each row is rejected for it (a whole file is refused elsewhere)
-    absent = [
-        (col, reason)
-        for col, reason, needed in (
-            (
-                reading.type_col,
-                f"no event type in column '{reading.type_col}'",
-                not reading.event_type,
-            ),
-            (reading.time_col, f"no time in column '{reading.time_col}'", True),
-        )
-        if needed and col not in names and numbered
-    ]
-    if absent:
-        for i, item in numbered:
-            record = item if isinstance(item, dict) else {"_text": str(item)}
-            rejected.append(RejectedRow(source, i, absent[0][1], record))
-        numbered = []
+    # a column no row has (from_mappings would refuse the whole batch): each row that is
+    # an object is rejected for it, as a row lacking it is
+    missing = None
+    if not reading.event_type and reading.type_col not in names:
+        missing = f"no event type in column '{reading.type_col}'"
+    elif reading.time_col not in names:
+        missing = f"no time in column '{reading.time_col}'"
+    if missing is not None:
+        rejected += [RejectedRow(source, i, missing, x) for i, x in numbered if isinstance(x, dict)]
+        numbered = [(i, x) for i, x in numbered if not isinstance(x, dict)]
     return from_mappings(
         numbered,
         source=source,
@@ -114,7 +106,7 @@ def read_rows(
         time_col=reading.time_col,
         event_type=reading.event_type,
         numeric=numeric,
-        what="record",
+        what="line" if items and isinstance(items[0], str) else "record",  # as the readers say
         rejected=rejected,
     )
 
