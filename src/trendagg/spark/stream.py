@@ -125,25 +125,20 @@ def parse_lateness(text: str | float | int) -> float:
 
 
 def _source_format(path: Path, given: str | None) -> str:
+    """csv, json or parquet: as given, else from the first file of the directory whose name
+    the readers know (the rules of :func:`trendagg.io.readers.resolve_format`)."""
+    from trendagg.io.readers import resolve_format
+
+    spark_name = {"csv": "csv", "jsonl": "json", "parquet": "parquet"}
     if given:
-        kind = given.lower()
-        if kind in ("jsonl", "ndjson"):
-            kind = "json"
-        if kind not in ("csv", "json", "parquet"):
-            raise InputError(f"unknown source format '{given}': use csv, json or parquet")
-        return kind
-    names = sorted(
-        p.name.lower().removesuffix(".gz")
-        for p in path.iterdir()
-        if p.is_file() and not p.name.startswith((".", "_"))
-    )
-    for name in names:
-        if name.endswith(".csv"):
-            return "csv"
-        if name.endswith((".jsonl", ".ndjson", ".json")):
-            return "json"
-        if name.endswith((".parquet", ".pq")):
-            return "parquet"
+        return spark_name[resolve_format(path, given)]
+    for file in sorted(path.iterdir(), key=lambda p: p.name.lower()):
+        if not file.is_file() or file.name.startswith((".", "_")):
+            continue
+        try:
+            return spark_name[resolve_format(file, None)]
+        except InputError:
+            continue
     raise InputError(
         f"cannot tell the format of the files in '{path}' (none ends in .csv, .jsonl, .json "
         f"or .parquet): pass --source-format csv|json|parquet"
@@ -167,6 +162,8 @@ def read_stream(
     ``rate://`` (generated ride-sharing events, ``rows_per_second``).
     """
     from pyspark.sql import types as T
+
+    from trendagg.spark.session import spark_failure
 
     if source.startswith("socket://"):
         host, _, port = source.removeprefix("socket://").rpartition(":")
@@ -195,7 +192,7 @@ def read_stream(
         except Exception as exc:
             raise InputError(
                 f"cannot read the schema '{schema}': write Spark DDL such as "
-                f"'type string, time double, driver long' ({_first_line(exc)})"
+                f"'type string, time double, driver long' ({spark_failure(exc)})"
             ) from None
     if kind == "csv":
         if given is None:
@@ -204,7 +201,7 @@ def read_stream(
             except Exception as exc:
                 raise InputError(
                     f"no CSV files in '{path}' to take the columns from: pass --schema "
-                    f"'type string, time string, ...' ({_first_line(exc)})"
+                    f"'type string, time string, ...' ({spark_failure(exc)})"
                 ) from None
         else:
             header = [f.name for f in given.fields]
@@ -215,14 +212,9 @@ def read_stream(
         except Exception as exc:
             raise InputError(
                 f"no Parquet files in '{path}' to take the columns from: pass --schema "
-                f"'type string, time double, ...' ({_first_line(exc)})"
+                f"'type string, time double, ...' ({spark_failure(exc)})"
             ) from None
     return reader.schema(given).parquet(str(path)), False
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def _rate_rideshare(spark: Any, rows_per_second: int) -> Any:
