@@ -9,7 +9,12 @@ graph per window.
 
 Where a transition carries no edge predicate, predecessors are not scanned:
 each state keeps running totals per window, so an event costs O(1) per
-incoming transition and window. Events of equal time are processed as one
+incoming transition and window. Where its one edge predicate reads
+``key(x) op query(y)`` (:mod:`trendagg.plan.edge_index`) and no NOT lies on
+it, the source vertices of each window are kept ordered by key with subtree
+totals (:class:`~trendagg.engine.key_index.KeyIndex`): an event costs
+O(log n) per window instead of a scan of every predecessor (``edge_index=False``
+turns the scan back on, for comparison). Events of equal time are processed as one
 batch (they are never adjacent): all are computed from the state before
 that time, then inserted.
 
@@ -32,9 +37,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from trendagg.engine.aggregates import Registers, result_row
+from trendagg.engine.key_index import KeyIndex
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
+from trendagg.plan.edge_index import UNDEFINED, EdgeIndex
 from trendagg.plan.template import Template
 from trendagg.plan.windows import WindowSpec
 
@@ -152,9 +159,16 @@ class Total:
 
 
 class _Transition:
-    __slots__ = ("src", "dst", "negation", "preds", "frontier", "totals")
+    __slots__ = ("src", "dst", "negation", "preds", "frontier", "totals", "index", "indexes")
 
-    def __init__(self, src: str, dst: str, negation: int | None, preds: tuple[Any, ...]):
+    def __init__(
+        self,
+        src: str,
+        dst: str,
+        negation: int | None,
+        preds: tuple[Any, ...],
+        index: EdgeIndex | None = None,
+    ):
         self.src = src
         self.dst = dst
         self.negation = negation
@@ -162,17 +176,23 @@ class _Transition:
         self.frontier: Any = None
         # per-window totals that can drop a prefix: only for a negated transition without a scan
         self.totals: dict[int, Total] | None = {} if negation is not None and not preds else None
+        # one indexable edge predicate and no frontier: source vertices by key, per window
+        self.index = index if negation is None and len(preds) == 1 else None
+        self.indexes: dict[int, KeyIndex] = {}
 
 
 class _State:
-    __slots__ = ("totals", "vertices", "negated_out")
+    __slots__ = ("totals", "vertices", "negated_out", "indexed_out")
 
     def __init__(self, plain: bool, scanned: bool):
         self.totals: dict[int, Total] | None = {} if plain else None
+        # every vertex, when an outgoing transition has an edge predicate (indexed or not:
+        # HAMLET reads them to decide how a burst is shared)
         self.vertices: deque[tuple[Any, Mapping[str, object], dict[int, Vec]]] | None = (
             deque() if scanned else None
         )
         self.negated_out: list[_Transition] = []
+        self.indexed_out: list[_Transition] = []
 
 
 class _Graph:
@@ -188,8 +208,11 @@ class _Graph:
         self.transitions: list[_Transition] = []
         plain_src: set[str] = set()
         scanned_src: set[str] = set()
+        indexed = partition.runtime.edge_index
         for t in template.transitions:
-            tr = _Transition(t.src, t.dst, t.negation, plan.edges.get((t.src, t.dst), ()))
+            pair = (t.src, t.dst)
+            index = plan.edge_indexes.get(pair) if indexed else None
+            tr = _Transition(t.src, t.dst, t.negation, plan.edges.get(pair, ()), index)
             self.transitions.append(tr)
             self.incoming[t.dst].append(tr)
             if tr.preds:
@@ -200,6 +223,8 @@ class _Graph:
         for tr in self.transitions:
             if tr.totals is not None:
                 self.states[tr.src].negated_out.append(tr)
+            if tr.index is not None:
+                self.states[tr.src].indexed_out.append(tr)
         self.blocked: dict[int, Any] = {}  # leading negation: window -> end time of a match
         # a negative sub-pattern's graph signals its matches to (parent, index of its NOT)
         self.parent: tuple[_Graph, int] | None = None
@@ -241,6 +266,20 @@ class _Graph:
         self, tr: _Transition, ks: range, attrs: Mapping[str, object], preds: dict[int, Vec]
     ) -> None:
         alg = self.alg
+        index = tr.index
+        if index is not None:  # O(log n) per window: the keys that satisfy key op query
+            kind, q = index.query_of(attrs)
+            if kind == UNDEFINED:
+                return
+            op = index.op
+            indexes = tr.indexes
+            for k in ks:
+                idx = indexes.get(k)
+                if idx is not None:
+                    acc = idx.collect(op, kind, q, preds.get(k))
+                    if acc is not None:
+                        preds[k] = acc
+            return
         if tr.preds:
             vertices = self.states[tr.src].vertices
             assert vertices is not None
@@ -295,10 +334,28 @@ class _Graph:
                         total = tr.totals[k] = Total(alg, True)
                     total.add(t, vec)
             if st.vertices is not None:
-                st.vertices.append((t, attrs, aggs))
+                self.remember(st, t, attrs, aggs)
             if var == end_var:
                 ends.extend(aggs.items())
         return ends
+
+    def remember(
+        self, st: _State, t: Any, attrs: Mapping[str, object], aggs: dict[int, Vec]
+    ) -> None:
+        """Keep a vertex for the edge predicates of its state's outgoing transitions."""
+        assert st.vertices is not None
+        st.vertices.append((t, attrs, aggs))
+        for tr in st.indexed_out:
+            assert tr.index is not None
+            kind, key = tr.index.key_of(attrs)
+            if kind == UNDEFINED:  # the predicate is false for every next event
+                continue
+            indexes = tr.indexes
+            for k, vec in aggs.items():
+                idx = indexes.get(k)
+                if idx is None:
+                    idx = indexes[k] = KeyIndex(self.alg)
+                idx.insert(kind, key, vec)
 
     def purge(self, closed: int) -> None:
         """Forget windows with id < closed and vertices that fall only into them."""
@@ -315,6 +372,9 @@ class _Graph:
             if tr.totals:
                 for k in [k for k in tr.totals if k < closed]:
                     del tr.totals[k]
+            if tr.indexes:
+                for k in [k for k in tr.indexes if k < closed]:
+                    del tr.indexes[k]
         for k in [k for k in self.blocked if k < closed]:
             del self.blocked[k]
         for child in self.children:
@@ -395,10 +455,14 @@ class _Partition:
 
 
 class _QueryRuntime:
-    """Routes events of one query to partitions and folds partition results into groups."""
+    """Routes events of one query to partitions and folds partition results into groups.
 
-    def __init__(self, plan: QueryPlan):
+    ``edge_index=False`` scans every predecessor for edge predicates that an
+    ordered index could answer (the old way; benchmarks compare the two)."""
+
+    def __init__(self, plan: QueryPlan, edge_index: bool = True):
         self.plan = plan
+        self.edge_index = edge_index
         self.regs = Registers(plan.layout)
         self.alg = _Positive(self.regs)
         self.window: WindowSpec = plan.window
@@ -584,10 +648,13 @@ class _Runtime(Protocol):
 
 
 class GretaExecutor:
-    """Online GRETA over a workload: one time batch at a time, rows as windows close."""
+    """Online GRETA over a workload: one time batch at a time, rows as windows close.
 
-    def __init__(self, plans: list[QueryPlan]):
-        self.queries = [_QueryRuntime(p) for p in plans]
+    ``edge_index=False`` scans every predecessor vertex for each edge predicate,
+    also where an ordered index would answer in O(log n): for benchmarks and tests."""
+
+    def __init__(self, plans: list[QueryPlan], *, edge_index: bool = True):
+        self.queries = [_QueryRuntime(p, edge_index) for p in plans]
         self.runtimes: list[_Runtime] = list(self.queries)
 
     def advance(self, t: Any) -> list[ResultRow]:

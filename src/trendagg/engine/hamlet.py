@@ -679,8 +679,8 @@ class _ComponentRuntime:
                         vec = self._evaluate(em, snap, q, k, view, alg, None)
                         if vec is not None and vec[0]:
                             aggs[k] = vec
-                    if aggs:
-                        state.vertices.append((t, attrs, aggs))
+                    if aggs:  # into the key indexes of its transitions too
+                        g.remember(state, t, attrs, aggs)
             part.last_time = t_last
 
     def _exact_preds(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from trendagg.language import ast
 from trendagg.language.analysis import negated_variables, pattern_variables
+from trendagg.plan.edge_index import EdgeIndex, edge_index
 from trendagg.plan.predicates import (
     LocalPredicate,
     PredFn,
@@ -89,6 +90,8 @@ class QueryPlan:
     outputs: tuple[Output, ...]
     numeric: dict[str, frozenset[str]] = field(default_factory=dict)
     edge_conditions: tuple[tuple[str, ast.BoolExpr], ...] = ()  # ("T -> T" or "* -> T", condition)
+    # transitions whose edge predicates are one indexable condition: key(x) op query(y)
+    edge_indexes: dict[tuple[str, str], EdgeIndex] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The compiled template and rules, as ``trendagg check`` prints them."""
@@ -106,8 +109,11 @@ class QueryPlan:
             )
         if self.edge_conditions:
             lines.append("  edge predicates:")
+            indexable = [ix.condition for ix in self.edge_indexes.values()]
             for pair, condition in self.edge_conditions:
-                lines.append(f"    {pair}: {to_text(condition)}")
+                # an ordered index answers it (unless a NOT lies on the transition)
+                mark = " [indexable]" if any(c is condition for c in indexable) else ""
+                lines.append(f"    {pair}: {to_text(condition)}{mark}")
         lines.append(
             f"  partition: [{', '.join(a.text for a in self.partition_attrs)}]"
             f"  group: [{', '.join(a.text for a in self.group_attrs)}]"
@@ -144,6 +150,7 @@ def compile_query(query: ast.Query) -> QueryPlan:
     required: dict[str, set[str]] = {v: set() for v in leaves}
     numeric: dict[str, set[str]] = {}
     edges: dict[tuple[str, str], list[PredFn]] = {}
+    indexable: dict[tuple[str, str], list[EdgeIndex | None]] = {}
     guards: dict[str, list[PredFn]] = {}
     edge_conditions: list[tuple[str, ast.BoolExpr]] = []
     for cond in query.where:
@@ -163,6 +170,7 @@ def compile_query(query: ast.Query) -> QueryPlan:
             guards.setdefault(pred.dst, []).append(pred.fn)
             continue
         edges.setdefault((pred.src, pred.dst), []).append(pred.fn)
+        indexable.setdefault((pred.src, pred.dst), []).append(edge_index(cond))
 
     # aggregates
     count_vars: list[str] = []
@@ -228,6 +236,11 @@ def compile_query(query: ast.Query) -> QueryPlan:
         outputs=tuple(outputs),
         numeric={t: frozenset(a) for t, a in numeric.items()},
         edge_conditions=tuple(edge_conditions),
+        edge_indexes={
+            pair: found[0]
+            for pair, found in indexable.items()
+            if len(found) == 1 and found[0] is not None
+        },
     )
 
 

@@ -25,7 +25,7 @@ ValueFn = Callable[[Attrs, Attrs], object]
 PredFn = Callable[[Attrs, Attrs], bool]
 
 
-class _Undefined(Exception):
+class UndefinedValue(Exception):
     """Raised inside an expression whose value does not exist (x / 0, 'a' + 1)."""
 
 
@@ -78,7 +78,7 @@ def compile_expr(expr: ast.Expr) -> ValueFn:
         def negate(x: Attrs, y: Attrs) -> object:
             v = inner(x, y)
             if not _is_number(v):
-                raise _Undefined
+                raise UndefinedValue
             return -v  # type: ignore[operator]
 
         return negate
@@ -90,11 +90,11 @@ def compile_expr(expr: ast.Expr) -> ValueFn:
         a = left(x, y)
         b = right(x, y)
         if not (_is_number(a) and _is_number(b)):
-            raise _Undefined
+            raise UndefinedValue
         try:
             return fn(a, b)
         except (ZeroDivisionError, OverflowError) as exc:
-            raise _Undefined from exc
+            raise UndefinedValue from exc
 
     return arith
 
@@ -109,7 +109,7 @@ def compile_bool(cond: ast.BoolExpr) -> PredFn:
         def compare(x: Attrs, y: Attrs) -> bool:
             try:
                 return _compare(op, left(x, y), right(x, y))
-            except _Undefined:
+            except UndefinedValue:
                 return False
 
         return compare
@@ -127,6 +127,13 @@ def _expr_refs(expr: ast.Expr, out: list[ast.Attr]) -> None:
     elif isinstance(expr, ast.BinOp):
         _expr_refs(expr.left, out)
         _expr_refs(expr.right, out)
+
+
+def expr_refs(expr: ast.Expr) -> list[ast.Attr]:
+    """Every attribute reference of an expression, in order."""
+    out: list[ast.Attr] = []
+    _expr_refs(expr, out)
+    return out
 
 
 def bool_refs(cond: ast.BoolExpr) -> list[ast.Attr]:
