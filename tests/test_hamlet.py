@@ -24,9 +24,17 @@ def run(
 ) -> tuple[list[Any], Any]:
     plans = compile_workload(parse(text))
     stats: dict[str, Any] = {}
+    # the Python HAMLET executor and its counters (the kernel has tests of its own)
     rows = run_strategy(
-        plans, EventBatch.from_records(records).events, strategy, stats=stats, log=log
+        plans,
+        EventBatch.from_records(records).events,
+        strategy,
+        stats=stats,
+        log=log,
+        compiled=False,
     )
+    compiled = run_strategy(plans, EventBatch.from_records(records).events, strategy)
+    assert canon(compiled) == canon(rows)
     return rows, stats.get("hamlet")
 
 

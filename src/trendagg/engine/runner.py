@@ -83,10 +83,21 @@ class Runner:
         *,
         trend_limit: int | None = None,
         log: bool = False,
+        compiled: bool = True,
     ):
         self.plans = plans
         self.strategy = strategy
-        self.executor = _executor(plans, strategy, trend_limit, log)
+        self.compiled: Any = None
+        if strategy not in STRATEGIES:
+            raise InputError(
+                f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}"
+            )
+        self._trend_limit = trend_limit
+        self._log = log
+        # the kernel takes the queries it supports once the first events show the
+        # attribute kinds (a summed column that mixes integers and decimals stays in Python)
+        self._pending = compiled and strategy != "twostep" and not log
+        self.executor: Any = None if self._pending else _executor(plans, strategy, trend_limit, log)
         self._held_time: Any = None
         self._held: Batch = []
         self._floor: Any = None  # set by advance(): no event before it may come
@@ -101,6 +112,18 @@ class Runner:
         if self._finished:
             raise ExecutionError("this runner has finished; create a new one")
         rows: list[ResultRow] = []
+        columns = None
+        if self._pending or self.compiled is not None:
+            from trendagg.io.columnar import ColumnarBatch
+
+            columns = ColumnarBatch.from_events(events)
+            self._split(columns)
+        if self.compiled is not None:
+            rows.extend(self.compiled.feed(columns))
+            if self.executor is None:
+                if progress is not None:
+                    progress(len(events))
+                return rows
         for t, batch in time_batches(events, progress):
             if self._floor is not None and t < self._floor:
                 raise ExecutionError(
@@ -131,7 +154,13 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         if self._floor is not None and t <= self._floor:
             return []
+        self._ensure()
         rows: list[ResultRow] = []
+        if self.compiled is not None:
+            rows.extend(self.compiled.advance(t))
+        if self.executor is None:
+            self._floor = t
+            return rows
         if self._held_time is not None and self._held_time < t:
             rows.extend(self.executor.step(self._held_time, self._held))
             self._held_time, self._held = None, []
@@ -143,8 +172,13 @@ class Runner:
         """Close every window and return the remaining rows."""
         if self._finished:
             return []
+        self._ensure()
         self._finished = True
         rows: list[ResultRow] = []
+        if self.compiled is not None:
+            rows.extend(self.compiled.finish())
+        if self.executor is None:
+            return rows
         if self._held_time is not None:
             rows.extend(self.executor.step(self._held_time, self._held))
             self._held = []
@@ -153,7 +187,48 @@ class Runner:
 
     def report(self, stats: dict[str, Any]) -> None:
         """Counters of the run so far (partitions; sharing counters for HAMLET)."""
-        self.executor.report(stats)
+        self._ensure()
+        if self.compiled is not None:
+            self.compiled.report(stats)
+        if self.executor is not None:
+            self.executor.report(stats)
+
+    def _split(self, columns: Any) -> None:
+        """On the first events: the supported queries go to the kernel, the rest to Python."""
+        if not self._pending:
+            return
+        self._pending = False
+        from trendagg.kernels.program import supported
+
+        fast = [p for p in self.plans if supported(p, columns) is None]
+        rest = [p for p in self.plans if p not in fast]
+        if fast:
+            from trendagg.kernels.executor import CompiledExecutor
+
+            self.compiled = CompiledExecutor(fast, self.strategy)
+        if rest:
+            self.executor = _executor(rest, self.strategy, self._trend_limit, self._log)
+
+    def _ensure(self) -> None:
+        if self._pending:
+            self._pending = False
+            self.executor = _executor(self.plans, self.strategy, self._trend_limit, self._log)
+
+    def feed_columns(self, events: Any) -> list[ResultRow]:
+        """Process a chunk of a :class:`~trendagg.io.columnar.ColumnarBatch` (the fast path)."""
+        if self._finished:
+            raise ExecutionError("this runner has finished; create a new one")
+        self._split(events)
+        rows: list[ResultRow] = []
+        if self.compiled is not None:
+            rows.extend(self.compiled.feed(events))
+        if self.executor is not None:
+            compiled, self.compiled = self.compiled, None
+            try:
+                rows.extend(self.feed(events.to_events()))
+            finally:
+                self.compiled = compiled
+        return rows
 
 
 def run_events(
@@ -165,14 +240,17 @@ def run_events(
     progress: Callable[[int], None] | None = None,
     stats: dict[str, Any] | None = None,
     log: bool = False,
+    compiled: bool = True,
 ) -> list[ResultRow]:
     """All rows of a workload over one batch of events, grouped by query in workload order.
 
     ``progress`` is called with the number of events done since its last call;
-    ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet``, the
-    sharing counters); ``log`` keeps HAMLET's per-burst decisions in them.
+    ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
+    ``kernel``, the sharing counters); ``log`` keeps HAMLET's per-burst decisions in
+    them (on the Python engine). ``compiled=False`` runs every query on the Python
+    engine; by default the queries the kernel supports run compiled.
     """
-    runner = Runner(plans, strategy, trend_limit=trend_limit, log=log)
+    runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=compiled)
     rows = runner.feed(events, progress)
     rows.extend(runner.finish())
     if stats is not None:

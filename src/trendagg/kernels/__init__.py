@@ -1,0 +1,21 @@
+"""Compiled hot loops (numba) behind the ``hamlet`` and ``greta`` strategies.
+
+The per-event loops of GRETA and HAMLET run as numba kernels over arrays:
+integer-coded event types, time-group ordinals, window ids, partition
+instance ids, vertex predicates evaluated vectorised before the loop. Counts
+and sums are exact at any size through multi-modular (residue number system)
+arithmetic: every register is kept modulo a few primes below 2**50 and
+rebuilt with the Chinese remainder theorem when a window closes; the number
+of primes follows a proven bound on the values (see :mod:`._rns`), and grows
+(replaying the events of the open windows) when the data needs more.
+
+Options in one place: :data:`JIT_OPTIONS` (``cache=True``, so a kernel is
+compiled once per machine). ``NUMBA_DISABLE_JIT=1`` runs the very same code
+as Python, for tests and debugging.
+"""
+
+from __future__ import annotations
+
+JIT_OPTIONS = {"cache": True, "nogil": True}
+
+__all__ = ["JIT_OPTIONS"]

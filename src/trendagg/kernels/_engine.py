@@ -1,0 +1,635 @@
+"""The compiled per-event loop of GRETA and HAMLET (numba).
+
+One call runs a chunk of events (sorted by time) through the workload's
+program (see :mod:`trendagg.kernels.program` for the array layout) and the
+state arrays, which persist between calls. Per time group (events of equal
+time are never adjacent, GRETA Section 4): windows that end by that time
+are closed and their rows written out; bursts of partitions that see another
+event type of their sharing set are flushed; events of a shared Kleene type
+join their partition's burst; every other binding is computed from the state
+before the time group (phase 1) and inserted after it (phase 2).
+
+Registers are residues modulo the primes ``P`` (lane-minor: register r,
+lane l at ``r * L + l``); minima and maxima are float64 (NaN = none).
+
+A burst (HAMLET, Def. 4.1) is summarised by coefficients shared by all its
+queries: after the burst, a query's registers of E are
+``alpha * T0 + beta * X`` (+ ``gamma_w * count(T0) + delta_w * count(X)`` for
+the registers E's own events add to, weight w), where T0 are its registers of
+E before the burst and X what enters E from its other predecessors (plus one
+trend start when E starts the pattern). A time group of g events with weight
+sum W maps (alpha, beta, gamma, delta) to ((1+g) alpha, (1+g) beta + g,
+(1+g) gamma + W alpha, (1+g) delta + W (beta + 1)). The dynamic optimizer
+compares the cost of applying them to every query and window with replaying
+the burst event by event (HAMLET, Def. 4.2), burst by burst.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from trendagg.kernels import JIT_OPTIONS
+from trendagg.kernels._rns import mulmod
+
+SENT = -(2**62)  # an empty window slot
+
+
+@njit(**JIT_OPTIONS)
+def _addmod(a: int, b: int, p: int) -> int:
+    s = a + b
+    return s - p if s >= p else s
+
+
+@njit(**JIT_OPTIONS)
+def _reset_state_slot(prog, st, q, inst, slot):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    S = prog.q_S[q]
+    base = prog.q_toff[q] + slot * S * A * L
+    for r in range(S * A * L):
+        st.tot[inst, base + r] = 0
+    ebase = prog.q_eoff[q] + slot * S * M
+    for r in range(S * M):
+        st.ext[inst, ebase + r] = np.nan
+
+
+@njit(**JIT_OPTIONS)
+def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext = start + registers entering state s of query q in window k; True if any trend."""
+    L = st.P.shape[0]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    S = prog.q_S[q]
+    P = st.P
+    for r in range(A * L):
+        vec[r] = 0
+    for r in range(M):
+        vext[r] = np.nan
+    if s == prog.q_start[q]:
+        for lane in range(L):
+            vec[lane] = 1
+    slot = k % prog.q_NS[q]
+    if st.keys[inst, prog.q_koff[q] + slot] == k:
+        gs = prog.q_soff[q] + s
+        for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
+            src = prog.pred_src[j]
+            base = prog.q_toff[q] + (slot * S + src) * A * L
+            for r in range(A):
+                for lane in range(L):
+                    vec[r * L + lane] = _addmod(
+                        vec[r * L + lane], st.tot[inst, base + r * L + lane], P[lane]
+                    )
+            ebase = prog.q_eoff[q] + (slot * S + src) * M
+            for r in range(M):
+                v = st.ext[inst, ebase + r]
+                if not np.isnan(v):
+                    cur = vext[r]
+                    if np.isnan(cur) or (v < cur if r < prog.q_nmin[q] else v > cur):
+                        vext[r] = v
+    for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
+        if vec[lane] != 0:
+            return True
+    return False
+
+
+@njit(**JIT_OPTIONS)
+def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
+    """Add event e's own contribution (it is bound to state s) to the registers in vec."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    gs = prog.q_soff[q] + s
+    for j in range(prog.cnt_ptr[gs], prog.cnt_ptr[gs + 1]):
+        reg = prog.cnt_reg[j]
+        for lane in range(L):
+            vec[reg * L + lane] = _addmod(vec[reg * L + lane], vec[lane], P[lane])
+    for j in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
+        reg = prog.sum_reg[j]
+        w = prog.sum_w[j]
+        for lane in range(L):
+            vec[reg * L + lane] = _addmod(
+                vec[reg * L + lane],
+                mulmod(vec[lane], ev.wres[w, e, lane], P[lane], PINV[lane]),
+                P[lane],
+            )
+    for j in range(prog.ext_ptr[gs], prog.ext_ptr[gs + 1]):
+        reg = prog.ext_reg[j]
+        v = ev.aval[prog.ext_a[j], e]
+        cur = vext[reg]
+        if np.isnan(cur) or (v < cur if reg < prog.q_nmin[q] else v > cur):
+            vext[reg] = v
+
+
+@njit(**JIT_OPTIONS)
+def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+    """Add a new vertex's registers to its state's window total (and to the results at END)."""
+    L = st.P.shape[0]
+    P = st.P
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    S = prog.q_S[q]
+    nmin = prog.q_nmin[q]
+    slot = k % prog.q_NS[q]
+    kidx = prog.q_koff[q] + slot
+    if st.keys[inst, kidx] != k:
+        _reset_state_slot(prog, st, q, inst, slot)
+        st.keys[inst, kidx] = k
+    base = prog.q_toff[q] + (slot * S + s) * A * L
+    for r in range(A * L):
+        st.tot[inst, base + r] = _addmod(st.tot[inst, base + r], vec[r], P[r % L])
+    ebase = prog.q_eoff[q] + (slot * S + s) * M
+    for r in range(M):
+        v = vext[r]
+        if not np.isnan(v):
+            cur = st.ext[inst, ebase + r]
+            if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+                st.ext[inst, ebase + r] = v
+    if s == prog.q_end[q]:
+        gi = st.inst_ginst[inst, prog.q_gsel[q]]
+        _add_result(prog, st, q, gi, k, vec, vext)
+
+
+@njit(**JIT_OPTIONS)
+def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    P = st.P
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    slot = k % prog.q_NS[q]
+    kidx = prog.q_rkoff[q] + slot
+    rbase = prog.q_roff[q] + slot * A * L
+    rebase = prog.q_reoff[q] + slot * M
+    if st.rkeys[gi, kidx] != k:
+        for r in range(A * L):
+            st.res[gi, rbase + r] = 0
+        for r in range(M):
+            st.rext[gi, rebase + r] = np.nan
+        st.rkeys[gi, kidx] = k
+    for r in range(A * L):
+        st.res[gi, rbase + r] = _addmod(st.res[gi, rbase + r], vec[r], P[r % L])
+    for r in range(M):
+        v = vext[r]
+        if not np.isnan(v):
+            cur = st.rext[gi, rebase + r]
+            if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+                st.rext[gi, rebase + r] = v
+
+
+# ----------------------------------------------------------------------------- bursts
+
+
+@njit(**JIT_OPTIONS)
+def _burst_reset(prog, st, b, inst):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    off = prog.set_boff[b]
+    nw = prog.set_nw[b]
+    st.bur[inst, off + 0] = -1  # pane: no open burst
+    st.bur[inst, off + 1] = 0  # events
+    st.bur[inst, off + 2] = -1  # time group of the pending step
+    st.bur[inst, off + 3] = 0  # events in the pending step
+    st.bur[inst, off + 4] = -1  # first event (chunk index)
+    st.bur[inst, off + 5] = -1  # last event
+    c = off + 6
+    for lane in range(L):
+        st.bur[inst, c + lane] = 1  # alpha
+        st.bur[inst, c + L + lane] = 0  # beta
+    for r in range(3 * nw * L):  # gamma, delta, pending weight sums
+        st.bur[inst, c + 2 * L + r] = 0
+    foff = prog.set_bfoff[b]
+    for j in range(prog.set_na[b]):
+        st.burf[inst, foff + 2 * j] = np.inf
+        st.burf[inst, foff + 2 * j + 1] = -np.inf
+
+
+@njit(**JIT_OPTIONS)
+def _burst_step(prog, st, b, inst):  # type: ignore[no-untyped-def]
+    """Fold the pending time group (g events, weight sums W) into the coefficients."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    off = prog.set_boff[b]
+    g = st.bur[inst, off + 3]
+    if g == 0:
+        return
+    nw = prog.set_nw[b]
+    c = off + 6
+    for lane in range(L):
+        p = P[lane]
+        pinv = PINV[lane]
+        f = (1 + g) % p
+        gg = g % p
+        alpha = st.bur[inst, c + lane]
+        beta = st.bur[inst, c + L + lane]
+        for j in range(nw):
+            gi = c + 2 * L + j * L + lane
+            di = c + 2 * L + nw * L + j * L + lane
+            wi = c + 2 * L + 2 * nw * L + j * L + lane
+            w = st.bur[inst, wi]
+            st.bur[inst, gi] = _addmod(
+                mulmod(f, st.bur[inst, gi], p, pinv), mulmod(w, alpha, p, pinv), p
+            )
+            st.bur[inst, di] = _addmod(
+                mulmod(f, st.bur[inst, di], p, pinv), mulmod(w, _addmod(beta, 1, p), p, pinv), p
+            )
+            st.bur[inst, wi] = 0
+        st.bur[inst, c + lane] = mulmod(f, alpha, p, pinv)
+        st.bur[inst, c + L + lane] = _addmod(mulmod(f, beta, p, pinv), gg, p)
+    st.bur[inst, off + 3] = 0
+
+
+@njit(**JIT_OPTIONS)
+def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    P = st.P
+    off = prog.set_boff[b]
+    if st.bur[inst, off + 0] < 0:
+        st.bur[inst, off + 0] = ev.pane[b, e]
+        st.bur[inst, off + 4] = e
+    else:
+        ev.bnext[b, st.bur[inst, off + 5]] = e
+    ev.bnext[b, e] = -1
+    st.bur[inst, off + 5] = e
+    st.bur[inst, off + 1] += 1
+    tg = ev.tg[e]
+    if st.bur[inst, off + 2] != tg:
+        _burst_step(prog, st, b, inst)
+        st.bur[inst, off + 2] = tg
+    st.bur[inst, off + 3] += 1
+    nw = prog.set_nw[b]
+    wbase = off + 6 + 2 * L + 2 * nw * L
+    for lane in range(L):  # weight 0 is the constant 1 (occurrence counts)
+        st.bur[inst, wbase + lane] = _addmod(st.bur[inst, wbase + lane], 1, P[lane])
+    for j in range(1, nw):
+        w = prog.set_wcol[b, j]
+        for lane in range(L):
+            i = wbase + j * L + lane
+            st.bur[inst, i] = _addmod(st.bur[inst, i], ev.wres[w, e, lane], P[lane])
+    foff = prog.set_bfoff[b]
+    for j in range(prog.set_na[b]):
+        v = ev.aval[prog.set_acol[b, j], e]
+        if v < st.burf[inst, foff + 2 * j]:
+            st.burf[inst, foff + 2 * j] = v
+        if v > st.burf[inst, foff + 2 * j + 1]:
+            st.burf[inst, foff + 2 * j + 1] = v
+
+
+@njit(**JIT_OPTIONS)
+def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
+    off = prog.set_boff[b]
+    if st.bur[inst, off + 0] < 0:
+        return
+    _burst_step(prog, st, b, inst)
+    n = st.bur[inst, off + 1]
+    if n == 0:
+        _burst_reset(prog, st, b, inst)
+        return
+    first = st.bur[inst, off + 4]
+    L = st.P.shape[0]
+    k_total = 0
+    a_total = 0
+    for j in range(prog.set_q_ptr[b], prog.set_q_ptr[b + 1]):
+        q = prog.set_q[j]
+        sp = prog.q_spec[q]
+        nk = ev.khi[sp, first] - max(ev.klo[sp, first], st.closed[sp])
+        k_total += max(nk, 0)
+        a_total += max(nk, 0) * (prog.q_A[q] + 1)
+    shared = st.mode[0] == 2
+    if st.mode[0] == 1:
+        # HAMLET Def. 4.2 in this kernel's units: replaying costs every query's
+        # registers per event and window; sharing costs the coefficient updates per
+        # event and three multiplications per register, query and window
+        nonshared = n * a_total * L
+        shared_cost = n * (2 + 3 * prog.set_nw[b]) * L + 3 * a_total * L
+        shared = shared_cost < nonshared
+    st.stats[0] += 1
+    if shared:
+        st.stats[1] += 1
+        _burst_apply(prog, st, ev, sc, b, inst, first)
+    else:
+        _burst_replay(prog, st, ev, sc, b, inst, first)
+    _burst_reset(prog, st, b, inst)
+
+
+@njit(**JIT_OPTIONS)
+def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    off = prog.set_boff[b]
+    nw = prog.set_nw[b]
+    c = off + 6
+    foff = prog.set_bfoff[b]
+    x = sc.vec
+    xe = sc.vext
+    for j in range(prog.set_q_ptr[b], prog.set_q_ptr[b + 1]):
+        q = prog.set_q[j]
+        s = prog.set_s[j]
+        sp = prog.q_spec[q]
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        S = prog.q_S[q]
+        nmin = prog.q_nmin[q]
+        gs = prog.q_soff[q] + s
+        for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
+            slot = k % prog.q_NS[q]
+            kidx = prog.q_koff[q] + slot
+            if st.keys[inst, kidx] != k:
+                _reset_state_slot(prog, st, q, inst, slot)
+                st.keys[inst, kidx] = k
+            # X: start + the other predecessors of E
+            for r in range(A * L):
+                x[r] = 0
+            for r in range(M):
+                xe[r] = np.nan
+            if s == prog.q_start[q]:
+                for lane in range(L):
+                    x[lane] = 1
+            for pj in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
+                src = prog.pred_src[pj]
+                if src == s:
+                    continue
+                base = prog.q_toff[q] + (slot * S + src) * A * L
+                for r in range(A * L):
+                    x[r] = _addmod(x[r], st.tot[inst, base + r], P[r % L])
+                ebase = prog.q_eoff[q] + (slot * S + src) * M
+                for r in range(M):
+                    v = st.ext[inst, ebase + r]
+                    if not np.isnan(v):
+                        cur = xe[r]
+                        if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+                            xe[r] = v
+            tbase = prog.q_toff[q] + (slot * S + s) * A * L
+            any_trend = False
+            for lane in range(L):
+                if x[lane] != 0 or st.tot[inst, tbase + lane] != 0:
+                    any_trend = True
+            if not any_trend:
+                continue
+            new = sc.vec2
+            for r in range(A):
+                for lane in range(L):
+                    p = P[lane]
+                    pinv = PINV[lane]
+                    new[r * L + lane] = _addmod(
+                        mulmod(st.bur[inst, c + lane], st.tot[inst, tbase + r * L + lane], p, pinv),
+                        mulmod(st.bur[inst, c + L + lane], x[r * L + lane], p, pinv),
+                        p,
+                    )
+            for rj in range(prog.cnt_ptr[gs], prog.cnt_ptr[gs + 1]):
+                _own_coef(prog, st, inst, c, nw, 0, prog.cnt_reg[rj], tbase, x, new)
+            for rj in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
+                wj = prog.set_wmap[b, prog.sum_w[rj]]
+                _own_coef(prog, st, inst, c, nw, wj, prog.sum_reg[rj], tbase, x, new)
+            ebase = prog.q_eoff[q] + (slot * S + s) * M
+            newe = sc.vext2
+            for r in range(M):
+                cur = st.ext[inst, ebase + r]
+                v = xe[r]
+                if not np.isnan(v) and (np.isnan(cur) or (v < cur if r < nmin else v > cur)):
+                    cur = v
+                newe[r] = cur
+            for rj in range(prog.ext_ptr[gs], prog.ext_ptr[gs + 1]):
+                reg = prog.ext_reg[rj]
+                aj = prog.set_amap[b, prog.ext_a[rj]]
+                v = st.burf[inst, foff + 2 * aj + (0 if reg < nmin else 1)]
+                cur = newe[reg]
+                if np.isnan(cur) or (v < cur if reg < nmin else v > cur):
+                    newe[reg] = v
+            if s == prog.q_end[q]:
+                # the burst's vertices add up to new - T0
+                for r in range(A * L):
+                    lane = r % L
+                    x[r] = _addmod(new[r], P[lane] - st.tot[inst, tbase + r], P[lane])
+                gi = st.inst_ginst[inst, prog.q_gsel[q]]
+                _add_result(prog, st, q, gi, k, x, newe)
+            for r in range(A * L):
+                st.tot[inst, tbase + r] = new[r]
+            for r in range(M):
+                st.ext[inst, ebase + r] = newe[r]
+
+
+@njit(**JIT_OPTIONS)
+def _own_coef(prog, st, inst, c, nw, wj, reg, tbase, x, new):  # type: ignore[no-untyped-def]
+    """new[reg] += gamma_w * count(T0) + delta_w * count(X)."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    for lane in range(L):
+        p = P[lane]
+        pinv = PINV[lane]
+        gamma = st.bur[inst, c + 2 * L + wj * L + lane]
+        delta = st.bur[inst, c + 2 * L + nw * L + wj * L + lane]
+        t = _addmod(
+            mulmod(gamma, st.tot[inst, tbase + lane], p, pinv), mulmod(delta, x[lane], p, pinv), p
+        )
+        new[reg * L + lane] = _addmod(new[reg * L + lane], t, p)
+
+
+@njit(**JIT_OPTIONS)
+def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-def]
+    """Process a burst's events one time group at a time, query by query (non-shared)."""
+    e = first
+    while e >= 0:
+        tg = ev.tg[e]
+        group_end = e
+        n_ent = 0
+        while group_end >= 0 and ev.tg[group_end] == tg:
+            for j in range(prog.set_q_ptr[b], prog.set_q_ptr[b + 1]):
+                n_ent = _compute(
+                    prog, st, ev, sc, prog.set_q[j], prog.set_s[j], inst, group_end, n_ent
+                )
+            group_end = ev.bnext[b, group_end]
+        _insert_all(prog, st, sc, n_ent)
+        e = group_end
+
+
+# ----------------------------------------------------------------------------- phases
+
+
+@njit(**JIT_OPTIONS)
+def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped-def]
+    """Phase 1 for one binding: the registers of event e's vertices, into the scratch."""
+    sp = prog.q_spec[q]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    L = st.P.shape[0]
+    for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
+        if not _gather(prog, st, q, s, inst, k, sc.vec, sc.vext):
+            continue
+        _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
+        sc.ent[n_ent, 0] = q
+        sc.ent[n_ent, 1] = s
+        sc.ent[n_ent, 2] = inst
+        sc.ent[n_ent, 3] = k
+        for r in range(A * L):
+            sc.eadd[n_ent, r] = sc.vec[r]
+        for r in range(M):
+            sc.eext[n_ent, r] = sc.vext[r]
+        n_ent += 1
+    return n_ent
+
+
+@njit(**JIT_OPTIONS)
+def _insert_all(prog, st, sc, n_ent):  # type: ignore[no-untyped-def]
+    for j in range(n_ent):
+        _insert(
+            prog, st, sc.ent[j, 0], sc.ent[j, 1], sc.ent[j, 2], sc.ent[j, 3], sc.eadd[j], sc.eext[j]
+        )
+
+
+@njit(**JIT_OPTIONS)
+def _flush_all(prog, st, ev, sc):  # type: ignore[no-untyped-def]
+    for b in range(prog.set_boff.shape[0]):
+        off = prog.set_boff[b]
+        for inst in range(st.bur.shape[0]):
+            if st.bur[inst, off] >= 0:
+                _burst_flush(prog, st, ev, sc, b, inst)
+
+
+@njit(**JIT_OPTIONS)
+def _emit(prog, st, out, sp, upto):  # type: ignore[no-untyped-def]
+    """Write out and clear every result slot of a query with window spec sp and window < upto."""
+    L = st.P.shape[0]
+    for q in range(prog.q_spec.shape[0]):
+        if prog.q_spec[q] != sp:
+            continue
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        gr = prog.q_grouping[q]
+        for j in range(st.gr_ptr[gr], st.gr_ptr[gr + 1]):
+            gi = st.gr_ginst[j]
+            for slot in range(prog.q_NS[q]):
+                kidx = prog.q_rkoff[q] + slot
+                k = st.rkeys[gi, kidx]
+                if k == SENT or k >= upto:
+                    continue
+                n = out.n[0]
+                out.key[n, 0] = q
+                out.key[n, 1] = gi
+                out.key[n, 2] = k
+                rbase = prog.q_roff[q] + slot * A * L
+                for r in range(A * L):
+                    out.add[n, r] = st.res[gi, rbase + r]
+                rebase = prog.q_reoff[q] + slot * M
+                for r in range(M):
+                    out.ext[n, r] = st.rext[gi, rebase + r]
+                out.n[0] = n + 1
+                st.rkeys[gi, kidx] = SENT
+
+
+@njit(**JIT_OPTIONS)
+def _count_window_events(prog, st, ev, e, mcap):  # type: ignore[no-untyped-def]
+    """Count event e in its partitions' windows; False when one exceeds the lanes' capacity."""
+    ty = ev.types[e]
+    for g in range(prog.part_role.shape[0]):
+        if not prog.part_role[g, ty]:
+            continue
+        inst = ev.pid[g, e]
+        if inst < 0:
+            continue
+        for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
+            sp = prog.part_sp[j]
+            ns = prog.sp_NS[sp]
+            for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
+                idx = prog.sp_moff[sp] + k % ns
+                if st.mkeys[inst, idx] != k:
+                    st.mkeys[inst, idx] = k
+                    st.mcnt[inst, idx] = 0
+                st.mcnt[inst, idx] += 1
+                if st.mcnt[inst, idx] > mcap:
+                    return False
+    return True
+
+
+@njit(**JIT_OPTIONS)
+def run_chunk(prog, st, ev, sc, out, close_to, final, mcap):  # type: ignore[no-untyped-def]
+    """Run the chunk's events; then close windows below close_to (all when final).
+
+    Returns 0, or 1 when a window holds more events than the lanes can hold
+    exactly (the caller replays with more lanes; nothing here is final then).
+    """
+    n = ev.types.shape[0]
+    nsets = prog.set_boff.shape[0]
+    i = 0
+    while i < n:
+        tg = ev.tg[i]
+        j = i
+        while j < n and ev.tg[j] == tg:
+            j += 1
+        # 1. close the windows that end by this time
+        flushed = False
+        for sp in range(st.closed.shape[0]):
+            c = ev.klo[sp, i]
+            if c > st.closed[sp]:
+                if not flushed:
+                    _flush_all(prog, st, ev, sc)
+                    flushed = True
+                _emit(prog, st, out, sp, c)
+                st.closed[sp] = c
+        # 2. count events per window; flush bursts that this time group interrupts
+        for e in range(i, j):
+            if not _count_window_events(prog, st, ev, e, mcap):
+                return 1
+            ty = ev.types[e]
+            for b in range(nsets):
+                role = prog.set_role[b, ty]
+                if role == 0:
+                    continue
+                inst = ev.pid[prog.set_part[b], e]
+                if inst < 0:
+                    continue
+                f = prog.set_f[b]
+                if role == 1 and f >= 0 and not ev.filt[f, e]:
+                    continue
+                off = prog.set_boff[b]
+                if role == 2:
+                    st.mixed[inst, b] = tg
+                    _burst_flush(prog, st, ev, sc, b, inst)
+                elif st.bur[inst, off] >= 0 and st.bur[inst, off] != ev.pane[b, e]:
+                    _burst_flush(prog, st, ev, sc, b, inst)
+        # 3. phase 1: every binding that no burst takes
+        n_ent = 0
+        for e in range(i, j):
+            ty = ev.types[e]
+            for bj in range(prog.ty_ptr[ty], prog.ty_ptr[ty + 1]):
+                bi = prog.ty_bind[bj]
+                f = prog.b_f[bi]
+                if f >= 0 and not ev.filt[f, e]:
+                    continue
+                q = prog.b_q[bi]
+                inst = ev.pid[prog.q_part[q], e]
+                if inst < 0:
+                    continue
+                b = prog.b_set[bi]
+                if b >= 0 and st.mode[0] > 0 and st.mixed[inst, b] != tg:
+                    continue  # joins the burst below
+                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
+        # 4. phase 2: insert; extend bursts
+        _insert_all(prog, st, sc, n_ent)
+        if st.mode[0] > 0:
+            for e in range(i, j):
+                ty = ev.types[e]
+                for b in range(nsets):
+                    if prog.set_role[b, ty] != 1:
+                        continue
+                    inst = ev.pid[prog.set_part[b], e]
+                    if inst < 0 or st.mixed[inst, b] == tg:
+                        continue
+                    f = prog.set_f[b]
+                    if f >= 0 and not ev.filt[f, e]:
+                        continue
+                    _burst_add(prog, st, ev, b, inst, e)
+        i = j
+    # the chunk's bursts end with it (their event indices are the chunk's)
+    _flush_all(prog, st, ev, sc)
+    for sp in range(st.closed.shape[0]):
+        c = close_to[sp]
+        if final:
+            _emit(prog, st, out, sp, 2**62)
+        elif c > st.closed[sp]:
+            _emit(prog, st, out, sp, c)
+            st.closed[sp] = c
+    return 0

@@ -1,0 +1,703 @@
+"""The compiled engine: chunks of columnar events in, result rows out.
+
+:class:`CompiledExecutor` prepares each chunk with numpy (type codes, time
+groups, window and pane ids, partition instances, binding filters, weight
+residues), runs :func:`trendagg.kernels._engine.run_chunk`, and turns the
+closed windows' residues back into exact rows. It keeps the events of the
+open windows: when a window holds more events than the primes can count
+exactly, or a float attribute needs a finer scale, it rebuilds the state
+with more primes from them (nothing closed is recomputed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from trendagg.engine.aggregates import Registers, result_row
+from trendagg.errors import ExecutionError
+from trendagg.io.columnar import Column, ColumnarBatch
+from trendagg.io.results import ResultRow
+from trendagg.kernels import _engine
+from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
+from trendagg.kernels.predicates import filter_mask
+from trendagg.kernels.program import Lowered, burst_width, lower, scaled
+from trendagg.plan.compile import QueryPlan
+from trendagg.plan.windows import WindowSpec
+
+SENT = _engine.SENT
+CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
+MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2}
+_EXACT_FLOAT_INT = 2**53
+
+State = namedtuple(
+    "State",
+    "P PINV tot ext keys mkeys mcnt bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
+    "closed mode stats",
+)
+Events = namedtuple("Events", "types tg klo khi pane pid filt wres aval bnext")
+Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext")
+Out = namedtuple("Out", "n key add ext")
+
+
+class _Rebuild(Exception):
+    """The state needs more lanes or a finer weight scale: replay the open windows."""
+
+
+def _window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
+    """First and one-past-last window id of every time (exact)."""
+    if times.dtype.kind == "i" and spec.integral:
+        w, s = int(spec.within), int(spec.slide)
+        return (times - w) // s + 1, times // s + 1
+    uniq, inv = np.unique(times, return_inverse=True)
+    lo = np.empty(len(uniq), dtype=np.int64)
+    hi = np.empty(len(uniq), dtype=np.int64)
+    for i, t in enumerate(uniq.tolist()):
+        r = spec.windows_of(t)
+        lo[i], hi[i] = r.start, r.stop
+    return lo[inv], hi[inv]
+
+
+def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
+    if times.dtype.kind == "i" and pane.denominator == 1:
+        return times // int(pane)
+    uniq, inv = np.unique(times, return_inverse=True)
+    ids = np.array([math.floor(Fraction(t) / pane) for t in uniq.tolist()], dtype=np.int64)
+    return ids[inv]
+
+
+def _key_values(col: Column, index: np.ndarray) -> list[object]:
+    """Python values (the value model's) of a column at the given rows."""
+    if col.kind == "mixed":
+        return [col.values[i] for i in index.tolist()]
+    if col.kind == "text":
+        assert col.dictionary is not None
+        words = col.dictionary
+        return [words[c] for c in col.values[index].tolist()]
+    return col.values[index].tolist()  # type: ignore[no-any-return]
+
+
+class CompiledExecutor:
+    """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
+
+    def __init__(self, plans: list[QueryPlan], strategy: str = "hamlet"):
+        self.plans = plans
+        self.mode = MODES[strategy]
+        self.low: Lowered = lower(plans)
+        self.regs = [Registers(p.layout) for p in plans]
+        self._held: ColumnarBatch | None = None
+        self._held_time: Any = None
+        self._floor: Any = None
+        self._retained: list[ColumnarBatch] = []
+        self._tg = 0
+        self.lanes = 1
+        self.rebuilds = 0
+        self._wscale = [0] * len(self.low.weights)
+        self._wbits = [1] * len(self.low.weights)
+        self._wfloat = [False] * len(self.low.weights)
+        self._xint = [True] * len(self.low.extremes)
+        self._kinds: dict[str, str] = {}
+        self._bursts = 0
+        self._shared = 0
+        self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
+
+    # ------------------------------------------------------------------ state
+
+    def _reset(self, lanes: int, closed: np.ndarray) -> None:
+        """A fresh state with ``lanes`` primes, windows below ``closed`` already emitted."""
+        self.lanes = lanes
+        self.mod = Moduli(lanes)
+        self.prog = scaled(self.low.program, lanes)
+        self.mcap = capacity(lanes, max(self._wbits, default=1))
+        self._inst: dict[tuple[int, tuple[object, ...]], int] = {}
+        self._inst_key: list[tuple[int, tuple[object, ...]] | None] = []
+        self._free: list[int] = []
+        self._ginst: dict[tuple[int, tuple[object, ...]], int] = {}
+        self._gkey: list[tuple[int, tuple[object, ...]] | None] = []
+        self._gref: list[int] = []
+        self._gfree: list[int] = []
+        w = self.low.widths
+        gw = self.low.group_widths
+        L = lanes
+        n_sets = max(len(self.low.set_types), 1)
+        n_gsel = max(max((len(p.groupings) for p in self.low.partitionings), default=1), 1)
+        self.st = State(
+            P=self.mod.p,
+            PINV=self.mod.pinv,
+            tot=np.zeros((0, w["tot"] * L), dtype=np.int64),
+            ext=np.zeros((0, w["ext"]), dtype=np.float64),
+            keys=np.zeros((0, w["keys"]), dtype=np.int64),
+            mkeys=np.zeros((0, w["m"]), dtype=np.int64),
+            mcnt=np.zeros((0, w["m"]), dtype=np.int64),
+            bur=np.zeros((0, burst_width(self.prog, L)), dtype=np.int64),
+            burf=np.zeros((0, w["burf"]), dtype=np.float64),
+            mixed=np.zeros((0, n_sets), dtype=np.int64),
+            inst_ginst=np.zeros((0, n_gsel), dtype=np.int64),
+            res=np.zeros((0, gw["res"] * L), dtype=np.int64),
+            rext=np.zeros((0, gw["ext"]), dtype=np.float64),
+            rkeys=np.zeros((0, gw["keys"]), dtype=np.int64),
+            gr_ptr=np.zeros(len(self.low.grouping_of) + 1, dtype=np.int64),
+            gr_ginst=np.zeros(0, dtype=np.int64),
+            closed=closed.copy(),
+            mode=np.array([self.mode], dtype=np.int64),
+            stats=np.zeros(4, dtype=np.int64),
+        )
+        self._burst_template = self._burst_row()
+
+    def _burst_row(self) -> np.ndarray:
+        prog = self.prog
+        L = self.lanes
+        row = np.zeros(self.st.bur.shape[1], dtype=np.int64)
+        for _b, off in enumerate(prog.set_boff.tolist()):
+            row[off : off + 6] = [-1, 0, -1, 0, -1, -1]
+            row[off + 6 : off + 6 + L] = 1
+        return row
+
+    def _grow(self, name: str, rows: int, fill: float | int) -> None:
+        arr = getattr(self.st, name)
+        if arr.shape[0] >= rows:
+            return
+        size = max(rows, 2 * arr.shape[0], 16)
+        new = np.full((size, arr.shape[1]), fill, dtype=arr.dtype)
+        new[: arr.shape[0]] = arr
+        self.st = self.st._replace(**{name: new})
+
+    def _new_instance(self, g: int, key: tuple[object, ...]) -> int:
+        if self._free:
+            inst = self._free.pop()
+            self._inst_key[inst] = (g, key)
+        else:
+            inst = len(self._inst_key)
+            self._inst_key.append((g, key))
+            for name, fill in (
+                ("tot", 0),
+                ("ext", np.nan),
+                ("keys", SENT),
+                ("mkeys", SENT),
+                ("mcnt", 0),
+                ("bur", 0),
+                ("burf", 0.0),
+                ("mixed", -1),
+                ("inst_ginst", -1),
+            ):
+                self._grow(name, inst + 1, fill)
+        st = self.st
+        st.bur[inst:] = self._burst_template  # rows past the last instance stay closed
+        st.keys[inst] = SENT
+        st.mkeys[inst] = SENT
+        st.mixed[inst] = -1
+        st.bur[inst] = self._burst_template
+        for j in range(0, st.burf.shape[1], 2):
+            st.burf[inst, j] = np.inf
+            if j + 1 < st.burf.shape[1]:
+                st.burf[inst, j + 1] = -np.inf
+        part = self.low.partitionings[g]
+        for sel, positions in enumerate(part.groupings):
+            gid = self.low.grouping_of.index((g, sel))
+            gkey = tuple(key[p] for p in positions)
+            gi = self._ginst.get((gid, gkey))
+            if gi is None:
+                gi = self._new_group(gid, gkey)
+            self._gref[gi] += 1
+            st.inst_ginst[inst, sel] = gi
+        self._inst[(g, key)] = inst
+        return inst
+
+    def _new_group(self, gid: int, gkey: tuple[object, ...]) -> int:
+        if self._gfree:
+            gi = self._gfree.pop()
+            self._gkey[gi] = (gid, gkey)
+            self._gref[gi] = 0
+        else:
+            gi = len(self._gkey)
+            self._gkey.append((gid, gkey))
+            self._gref.append(0)
+            self._grow("res", gi + 1, 0)
+            self._grow("rext", gi + 1, np.nan)
+            self._grow("rkeys", gi + 1, SENT)
+        self.st.rkeys[gi] = SENT
+        self._ginst[(gid, gkey)] = gi
+        return gi
+
+    def _purge(self) -> None:
+        """Free the partition instances (and groups) that no open window needs."""
+        prog = self.prog
+        st = self.st
+        n = len(self._inst_key)
+        if not n:
+            return
+        live = np.zeros(n, dtype=bool)
+        for q in range(len(self.plans)):
+            sp = prog.q_spec[q]
+            cols = st.keys[:n, prog.q_koff[q] : prog.q_koff[q] + prog.q_NS[q]]
+            live |= (cols >= st.closed[sp]).any(axis=1)
+        for inst in np.flatnonzero(~live).tolist():
+            entry = self._inst_key[inst]
+            if entry is None:
+                continue
+            g, _key = entry
+            del self._inst[entry]
+            self._inst_key[inst] = None
+            self._free.append(inst)
+            for sel in range(len(self.low.partitionings[g].groupings)):
+                gi = int(st.inst_ginst[inst, sel])
+                self._gref[gi] -= 1
+                if self._gref[gi] == 0 and (st.rkeys[gi] == SENT).all():
+                    gentry = self._gkey[gi]
+                    assert gentry is not None
+                    del self._ginst[gentry]
+                    self._gkey[gi] = None
+                    self._gfree.append(gi)
+
+    # ------------------------------------------------------------------ feeding
+
+    def feed(self, batch: ColumnarBatch) -> list[ResultRow]:
+        """Process a chunk (any order within itself, not earlier than what came before)."""
+        if not len(batch):
+            return []
+        order = np.argsort(batch.times, kind="stable")
+        if not np.all(order[:-1] <= order[1:]):
+            batch = batch.take(order)
+        first = batch.times[0].item()
+        if self._floor is not None and first < self._floor:
+            raise ExecutionError(
+                f"event at time {first} arrived after the runner advanced to {self._floor}"
+            )
+        if self._held is not None:
+            if first < self._held_time:
+                raise ExecutionError(
+                    f"event at time {first} arrived after time {self._held_time}: feed each "
+                    f"partition's events in time order (sort them, or use the streaming "
+                    f"pipeline, which handles late events)"
+                )
+            batch = _concat([self._held, batch])
+        last = batch.times[-1].item()
+        cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))
+        self._held = batch.take(np.arange(cut, len(batch)))
+        self._held_time = last
+        close = np.array([s.closed_before(last) for s in self.low.specs], dtype=np.int64)
+        # the windows that end by the held time are complete
+        return self._run(batch.take(np.arange(cut)) if cut else None, close)
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        """No event before t will come: close the windows that end by t."""
+        if self._floor is not None and t <= self._floor:
+            return []
+        rows: list[ResultRow] = []
+        if self._held is not None and self._held_time < t:
+            held, self._held, self._held_time = self._held, None, None
+            rows += self._run(held, None)
+        self._floor = t
+        close = np.array([s.closed_before(t) for s in self.low.specs], dtype=np.int64)
+        rows += self._run(None, close)
+        return rows
+
+    def finish(self) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        if self._held is not None:
+            held, self._held = self._held, None
+            rows += self._run(held, None)
+        rows += self._run(None, None, final=True)
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
+        st = self.st
+        kernel = stats.setdefault("kernel", {"bursts": 0, "shared_bursts": 0})
+        kernel["bursts"] += int(st.stats[0]) + self._bursts
+        kernel["shared_bursts"] += int(st.stats[1]) + self._shared
+        kernel["lanes"] = self.lanes
+        kernel["rebuilds"] = self.rebuilds
+        stats["partitions"] = stats.get("partitions", 0) + len(self._inst)
+
+    # ------------------------------------------------------------------ running
+
+    def _run(
+        self, batch: ColumnarBatch | None, close: np.ndarray | None, final: bool = False
+    ) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        if batch is not None:
+            starts = range(0, len(batch), CHUNK)
+            for lo in starts:
+                hi = min(lo + CHUNK, len(batch))
+                # never split a time group
+                if hi < len(batch):
+                    hi = int(np.searchsorted(batch.times, batch.times[hi], side="left"))
+                    if hi <= lo:
+                        hi = int(np.searchsorted(batch.times, batch.times[lo], side="right"))
+                part = batch.take(np.arange(lo, hi)) if (lo, hi) != (0, len(batch)) else batch
+                rows += self._run_chunk(part, None, False)
+        if close is not None or final:
+            rows += self._run_chunk(None, close, final)
+        return rows
+
+    def _run_chunk(
+        self, batch: ColumnarBatch | None, close: np.ndarray | None, final: bool
+    ) -> list[ResultRow]:
+        while True:
+            closed_before = self.st.closed.copy()
+            try:
+                rows = self._attempt(batch, close, final)
+            except _Rebuild:
+                self._rebuild(closed_before)
+                continue
+            if batch is not None:
+                self._retain(batch)
+            self._purge()
+            return rows
+
+    def _rebuild(self, closed: np.ndarray) -> None:
+        """More lanes (or a finer weight scale): replay the events of the open windows."""
+        self.rebuilds += 1
+        self._bursts += int(self.st.stats[0])
+        self._shared += int(self.st.stats[1])
+        lanes = max(self.lanes + 1, lanes_for(2 * max(self.mcap, 32), max(self._wbits, default=1)))
+        self._reset(lanes, closed)
+        for old in self._retained:
+            self._attempt(old, None, False, replay=True)
+
+    def _retain(self, batch: ColumnarBatch) -> None:
+        """Keep the events that an open window may still need (for a rebuild)."""
+        starts = [
+            s.start(int(c)) for s, c in zip(self.low.specs, self.st.closed.tolist(), strict=True)
+        ]
+        if not starts:
+            return
+        oldest = min(starts)
+        kept = []
+        for b in [*self._retained, batch]:
+            if len(b) and b.times[-1] >= oldest:
+                i = int(np.searchsorted(b.times, oldest, side="left"))
+                kept.append(b if i == 0 else b.take(np.arange(i, len(b))))
+        self._retained = kept
+
+    def _attempt(
+        self,
+        batch: ColumnarBatch | None,
+        close: np.ndarray | None,
+        final: bool,
+        replay: bool = False,
+    ) -> list[ResultRow]:
+        ev = self._events(batch, replay)
+        n_specs = len(self.low.specs)
+        close_to = close if close is not None else np.full(n_specs, -(2**62), dtype=np.int64)
+        sc = self._scratch(ev)
+        out = self._out(ev)
+        self._refresh_groups()
+        status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.mcap)
+        if status:
+            if replay:
+                raise ExecutionError("internal: a replay overflowed the lanes chosen for it")
+            raise _Rebuild()
+        self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
+        return self._rows(out)
+
+    def _refresh_groups(self) -> None:
+        lists: list[list[int]] = [[] for _ in self.low.grouping_of]
+        for (gid, _), gi in self._ginst.items():
+            lists[gid].append(gi)
+        ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+        for i, items in enumerate(lists):
+            ptr[i + 1] = ptr[i] + len(items)
+        flat = np.array([x for items in lists for x in sorted(items)], dtype=np.int64)
+        self.st = self.st._replace(gr_ptr=ptr, gr_ginst=flat)
+
+    def _scratch(self, ev: Events) -> Scratch:
+        low = self.low
+        L = self.lanes
+        n = len(ev.types)
+        cap = 1
+        if n:
+            nbind = np.diff(self.prog.ty_ptr)[ev.types]
+            nk = (ev.khi - ev.klo).max(axis=0) if len(ev.klo) else np.ones(n, dtype=np.int64)
+            cost = nbind * np.maximum(nk, 1)
+            starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
+            cap = int(np.add.reduceat(cost, starts).max()) + 1
+        AL = low.max_additive * L
+        M = low.max_extreme
+        return Scratch(
+            vec=np.zeros(AL, dtype=np.int64),
+            vext=np.zeros(M, dtype=np.float64),
+            vec2=np.zeros(AL, dtype=np.int64),
+            vext2=np.zeros(M, dtype=np.float64),
+            ent=np.zeros((cap, 4), dtype=np.int64),
+            eadd=np.zeros((cap, AL), dtype=np.int64),
+            eext=np.zeros((cap, M), dtype=np.float64),
+        )
+
+    def _out(self, ev: Events) -> Out:
+        prog = self.prog
+        L = self.lanes
+        n_groups = np.zeros(len(self.low.grouping_of), dtype=np.int64)
+        for gid, _ in self._ginst:
+            n_groups[gid] += 1
+        cap = 1
+        n = len(ev.types)
+        counts = np.bincount(ev.types, minlength=len(self.low.types) + 1) if n else None
+        for q, plan in enumerate(self.plans):
+            g_q = int(n_groups[prog.q_grouping[q]])
+            ns = int(prog.q_NS[q])
+            cap += g_q * ns
+            if n:
+                sp = int(prog.q_spec[q])
+                end_type = plan.vars[plan.template.end].type
+                ends = int(counts[self.low.types.index(end_type)])  # type: ignore[index]
+                span = int(ev.khi[sp, -1] - ev.klo[sp, 0]) + ns
+                cap += min(ends * ns, g_q * span)
+        return Out(
+            n=np.zeros(1, dtype=np.int64),
+            key=np.zeros((cap, 3), dtype=np.int64),
+            add=np.zeros((cap, self.low.max_additive * L), dtype=np.int64),
+            ext=np.zeros((cap, self.low.max_extreme), dtype=np.float64),
+        )
+
+    def _events(self, batch: ColumnarBatch | None, replay: bool) -> Events:
+        low = self.low
+        L = self.lanes
+        n_specs = len(low.specs)
+        n_sets = max(len(low.set_types), 1)
+        if batch is None or not len(batch):
+            z = np.zeros(0, dtype=np.int64)
+            return Events(
+                types=z,
+                tg=z,
+                klo=np.zeros((n_specs, 0), dtype=np.int64),
+                khi=np.zeros((n_specs, 0), dtype=np.int64),
+                pane=np.zeros((n_sets, 0), dtype=np.int64),
+                pid=np.zeros((len(low.partitionings), 0), dtype=np.int64),
+                filt=np.zeros((max(len(low.filters), 1), 0), dtype=np.bool_),
+                wres=np.zeros((max(len(low.weights), 1), 0, L), dtype=np.int64),
+                aval=np.zeros((max(len(low.extremes), 1), 0), dtype=np.float64),
+                bnext=np.zeros((n_sets, 0), dtype=np.int64),
+            )
+        n = len(batch)
+        lut = np.array(
+            [low.types.index(t) if t in low.types else len(low.types) for t in batch.type_names]
+            + [len(low.types)],
+            dtype=np.int64,
+        )
+        types = lut[batch.types]
+        times = batch.times
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        change[1:] = times[1:] != times[:-1]
+        tg = np.cumsum(change, dtype=np.int64) - 1 + self._tg
+        klo = np.empty((n_specs, n), dtype=np.int64)
+        khi = np.empty((n_specs, n), dtype=np.int64)
+        for i, spec in enumerate(low.specs):
+            klo[i], khi[i] = _window_ids(times, spec)
+        pane = np.zeros((n_sets, n), dtype=np.int64)
+        for b, p in enumerate(low.panes):
+            pane[b] = _pane_ids(times, p)
+        pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
+        for g, part in enumerate(low.partitionings):
+            pid[g] = self._partition_ids(batch, types, g, part.attrs)
+        filt = np.ones((max(len(low.filters), 1), n), dtype=np.bool_)
+        for f, rule in enumerate(low.filters):
+            filt[f] = filter_mask(batch, rule)
+        wres = np.zeros((max(len(low.weights), 1), n, L), dtype=np.int64)
+        for w, name in enumerate(low.weights):
+            wres[w] = self._weights(batch, w, name)
+        aval = np.zeros((max(len(low.extremes), 1), n), dtype=np.float64)
+        for a, name in enumerate(low.extremes):
+            aval[a] = self._extremes(batch, a, name)
+        return Events(
+            types=types,
+            tg=tg,
+            klo=klo,
+            khi=khi,
+            pane=pane,
+            pid=pid,
+            filt=filt,
+            wres=wres,
+            aval=aval,
+            bnext=np.full((n_sets, n), -1, dtype=np.int64),
+        )
+
+    def _partition_ids(
+        self, batch: ColumnarBatch, types: np.ndarray, g: int, attrs: tuple[str, ...]
+    ) -> np.ndarray:
+        n = len(batch)
+        ok = self.low.program.part_role[g][types] > 0
+        cols = []
+        for a in attrs:
+            col = batch.columns.get(a)
+            if col is None:
+                return np.full(n, -1, dtype=np.int64)
+            ok &= col.valid
+            cols.append(col)
+        index = np.flatnonzero(ok)
+        out = np.full(n, -1, dtype=np.int64)
+        if not len(index):
+            return out
+        if not cols:
+            inst = self._inst.get((g, ()))
+            out[index] = inst if inst is not None else self._new_instance(g, ())
+            return out
+        if all(c.kind != "mixed" for c in cols):
+            codes = []
+            for c in cols:
+                vals = c.values[index]
+                _, inv = np.unique(vals, return_inverse=True)
+                codes.append(inv.astype(np.int64))
+            stacked = np.stack(codes, axis=1)
+            uniq, first, inv = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+            inv = inv.reshape(-1)
+            reps = index[first]
+            values = [_key_values(c, reps) for c in cols]
+            keys = list(zip(*values, strict=True))
+        else:
+            per_event = list(zip(*[_key_values(c, index) for c in cols], strict=True))
+            distinct: dict[tuple[object, ...], int] = {}
+            inv = np.fromiter(
+                (distinct.setdefault(k, len(distinct)) for k in per_event),
+                dtype=np.int64,
+                count=len(per_event),
+            )
+            keys = list(distinct)
+        ids = np.empty(len(keys), dtype=np.int64)
+        for i, key in enumerate(keys):
+            inst = self._inst.get((g, key))
+            ids[i] = inst if inst is not None else self._new_instance(g, key)
+        out[index] = ids[inv]
+        return out
+
+    def _kind(self, name: str, kind: str) -> None:
+        """An aggregated attribute keeps one kind of number for the whole run."""
+        first = self._kinds.setdefault(name, kind)
+        if first != kind:
+            raise ExecutionError(
+                f"attribute '{name}' held {first} values in earlier events and {kind} values "
+                f"now; the compiled engine keeps one kind per aggregated attribute (results "
+                f"show each value's kind); run with --engine python, or make the column one "
+                f"kind (for example write 5.0 for 5)"
+            )
+
+    def _weights(self, batch: ColumnarBatch, w: int, name: str) -> np.ndarray:
+        """Residues of the exact (scaled) values of a summed attribute."""
+        n = len(batch)
+        L = self.lanes
+        out = np.zeros((n, L), dtype=np.int64)
+        col = batch.columns.get(name)
+        if col is None:
+            return out
+        if col.kind in ("int", "float") and col.valid.any():
+            self._kind(name, col.kind)
+        if col.kind == "int":
+            vals = np.where(col.valid, col.values, 0)
+            big = int(np.abs(vals).max()) if n else 0
+            bits = big.bit_length() + self._wscale[w]
+            if bits > self._wbits[w]:
+                self._need_bits(w, bits)
+            scale = np.array(
+                [pow(2, self._wscale[w], int(p)) for p in self.mod.p.tolist()], dtype=np.int64
+            )
+            residues_of(vals.astype(np.int64), scale, self.mod.p, self.mod.pinv, out)
+            return out
+        if col.kind == "float":
+            vals = np.where(col.valid, col.values, 0.0)
+            mant, exp = np.frexp(vals)
+            m = (mant * 2.0**53).astype(np.int64)
+            nz = m != 0
+            if nz.any():
+                need = int((53 - exp[nz]).max())
+                if need > self._wscale[w]:
+                    self._need_scale(w, need)
+                bits = int(exp[nz].max()) + self._wscale[w] + 1
+                if bits > self._wbits[w]:
+                    self._need_bits(w, bits)
+            self._wfloat[w] = True
+            shift = np.where(nz, exp - 53 + self._wscale[w], 0).astype(np.int64)
+            top = int(shift.max()) if n else 0
+            for lane, p in enumerate(self.mod.p.tolist()):
+                table = np.array([pow(2, s, p) for s in range(top + 1)], dtype=np.int64)
+                mulmod_arrays(
+                    np.mod(m, p), table[shift], p, float(self.mod.pinv[lane]), out[:, lane]
+                )
+            return out
+        raise ExecutionError(
+            f"SUM over attribute '{name}' needs numbers, but its values are of several kinds "
+            f"({col.kind}); read the events with the CLI or read_events(numeric=...), which "
+            f"reject such rows"
+        )
+
+    def _need_bits(self, w: int, bits: int) -> None:
+        self._wbits[w] = bits
+        if capacity(self.lanes, max(self._wbits)) < self.mcap:
+            raise _Rebuild()
+
+    def _need_scale(self, w: int, scale: int) -> None:
+        old = self._wscale[w]
+        self._wscale[w] = scale
+        self._wbits[w] += scale - old
+        if self._tg or self._inst:
+            raise _Rebuild()  # accumulated sums are at the old scale
+
+    def _extremes(self, batch: ColumnarBatch, a: int, name: str) -> np.ndarray:
+        n = len(batch)
+        col = batch.columns.get(name)
+        if col is None:
+            return np.zeros(n, dtype=np.float64)
+        if col.kind in ("int", "float") and col.valid.any():
+            self._kind(name, col.kind)
+        if col.kind == "int":
+            vals = np.where(col.valid, col.values, 0)
+            if n and int(np.abs(vals).max()) > _EXACT_FLOAT_INT:
+                raise ExecutionError(
+                    f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run "
+                    f"with --engine python (exact for any integer)"
+                )
+            return vals.astype(np.float64)
+        if col.kind == "float":
+            self._xint[a] = False
+            return np.where(col.valid, col.values, 0.0)
+        raise ExecutionError(
+            f"MIN/MAX over attribute '{name}' needs numbers, but its values are of several "
+            f"kinds; read the events with the CLI or read_events(numeric=...)"
+        )
+
+    # ------------------------------------------------------------------ rows
+
+    def _rows(self, out: Out) -> list[ResultRow]:
+        n = int(out.n[0])
+        if not n:
+            return []
+        L = self.lanes
+        low = self.low
+        keys = out.key[:n]
+        values = self.mod.values(out.add[:n].reshape(n * low.max_additive, L))
+        rows: list[tuple[int, int, str, ResultRow]] = []
+        for i, (q, gi, k) in enumerate(keys.tolist()):
+            plan = self.plans[q]
+            lay = plan.layout
+            A = int(self.prog.q_A[q])
+            vec: list[Any] = values[i * low.max_additive : i * low.max_additive + A]
+            base = 1 + len(lay.count_vars)
+            for j, (_, attr) in enumerate(lay.sums):
+                w = low.weights.index(attr)
+                if self._wfloat[w]:
+                    vec[base + j] = Fraction(vec[base + j], 2 ** self._wscale[w])
+                elif self._wscale[w]:
+                    vec[base + j] = vec[base + j] >> self._wscale[w]
+            for j, (_, attr) in enumerate([*lay.mins, *lay.maxs]):
+                x = float(out.ext[i, j])
+                if math.isnan(x):
+                    vec.append(None)
+                else:
+                    vec.append(int(x) if self._xint[low.extremes.index(attr)] else x)
+            gentry = self._gkey[gi]
+            assert gentry is not None
+            group = gentry[1]
+            row = result_row(plan, self.regs[q], k, group, vec)
+            rows.append((q, k, repr(group), row))
+        rows.sort(key=lambda r: (r[0], r[1], r[2]))
+        return [r[3] for r in rows]
+
+
+def _concat(batches: list[ColumnarBatch]) -> ColumnarBatch:
+    from trendagg.io.columnar import concat
+
+    return concat(batches)
