@@ -59,6 +59,18 @@ class _TwoStepExecutor:
         stats["partitions"] = stats.get("partitions", 0) + self.partitions
 
 
+def check_order(t: Any, floor: Any, held: Any) -> None:
+    """Raise unless an event at t may still come: not before the watermark ``floor``
+    (set by ``advance``) nor before the latest time ``held`` back so far."""
+    if floor is not None and t < floor:
+        raise ExecutionError(f"event at time {t} arrived after the runner advanced to {floor}")
+    if held is not None and t < held:
+        raise ExecutionError(
+            f"event at time {t} arrived after time {held}: feed each partition's events in "
+            f"time order (sort them, or use the streaming pipeline, which handles late events)"
+        )
+
+
 def _executor(plans: list[QueryPlan], strategy: str, trend_limit: int | None, log: bool) -> Any:
     if strategy in ("hamlet", "hamlet-static"):
         from trendagg.engine.hamlet import HamletExecutor
@@ -125,17 +137,8 @@ class Runner:
                     progress(len(events))
                 return rows
         for t, batch in time_batches(events, progress):
-            if self._floor is not None and t < self._floor:
-                raise ExecutionError(
-                    f"event at time {t} arrived after the runner advanced to {self._floor}"
-                )
+            check_order(t, self._floor, self._held_time)
             if self._held_time is not None:
-                if t < self._held_time:
-                    raise ExecutionError(
-                        f"event at time {t} arrived after time {self._held_time}: feed each "
-                        f"partition's events in time order (sort them, or use the streaming "
-                        f"pipeline, which handles late events)"
-                    )
                 if t == self._held_time:
                     self._held.extend(batch)
                     continue

@@ -42,6 +42,12 @@ def _addmod(a: int, b: int, p: int) -> int:
 
 
 @njit(**JIT_OPTIONS)
+def _better(v: float, cur: float, is_min: bool) -> bool:
+    """True when v replaces cur in a minimum (or maximum) register; NaN is no value."""
+    return np.isnan(cur) or (v < cur if is_min else v > cur)
+
+
+@njit(**JIT_OPTIONS)
 def _reset_state_slot(prog, st, q, inst, slot):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     A = prog.q_A[q]
@@ -86,7 +92,7 @@ def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
                 v = st.ext[inst, ebase + r]
                 if not np.isnan(v):
                     cur = vext[r]
-                    if np.isnan(cur) or (v < cur if r < prog.q_nmin[q] else v > cur):
+                    if _better(v, cur, r < prog.q_nmin[q]):
                         vext[r] = v
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
@@ -118,7 +124,7 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
         reg = prog.ext_reg[j]
         v = ev.aval[prog.ext_a[j], e]
         cur = vext[reg]
-        if np.isnan(cur) or (v < cur if reg < prog.q_nmin[q] else v > cur):
+        if _better(v, cur, reg < prog.q_nmin[q]):
             vext[reg] = v
 
 
@@ -144,7 +150,7 @@ def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
         v = vext[r]
         if not np.isnan(v):
             cur = st.ext[inst, ebase + r]
-            if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+            if _better(v, cur, r < nmin):
                 st.ext[inst, ebase + r] = v
     if s == prog.q_end[q]:
         gi = st.inst_ginst[inst, prog.q_gsel[q]]
@@ -174,7 +180,7 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
         v = vext[r]
         if not np.isnan(v):
             cur = st.rext[gi, rebase + r]
-            if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+            if _better(v, cur, r < nmin):
                 st.rext[gi, rebase + r] = v
 
 
@@ -359,7 +365,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                     v = st.ext[inst, ebase + r]
                     if not np.isnan(v):
                         cur = xe[r]
-                        if np.isnan(cur) or (v < cur if r < nmin else v > cur):
+                        if _better(v, cur, r < nmin):
                             xe[r] = v
             tbase = prog.q_toff[q] + (slot * S + s) * A * L
             any_trend = False
@@ -388,7 +394,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
             for r in range(M):
                 cur = st.ext[inst, ebase + r]
                 v = xe[r]
-                if not np.isnan(v) and (np.isnan(cur) or (v < cur if r < nmin else v > cur)):
+                if not np.isnan(v) and (_better(v, cur, r < nmin)):
                     cur = v
                 newe[r] = cur
             for rj in range(prog.ext_ptr[gs], prog.ext_ptr[gs + 1]):
@@ -396,7 +402,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 aj = prog.set_amap[b, prog.ext_a[rj]]
                 v = st.burf[inst, foff + 2 * aj + (0 if reg < nmin else 1)]
                 cur = newe[reg]
-                if np.isnan(cur) or (v < cur if reg < nmin else v > cur):
+                if _better(v, cur, reg < nmin):
                     newe[reg] = v
             if s == prog.q_end[q]:
                 # the burst's vertices add up to new - T0

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from trendagg.engine.aggregates import Registers, result_row
+from trendagg.engine.runner import check_order
 from trendagg.errors import ExecutionError
 from trendagg.io.columnar import Column, ColumnarBatch
 from trendagg.io.results import ResultRow
@@ -157,12 +158,14 @@ class CompiledExecutor:
             row[off + 6 : off + 6 + L] = 1
         return row
 
-    def _grow(self, name: str, rows: int, fill: float | int) -> None:
+    def _grow(self, name: str, rows: int, fill: float | int | np.ndarray) -> None:
+        """Room for ``rows`` rows; new rows hold ``fill`` (a value, or a whole row)."""
         arr = getattr(self.st, name)
         if arr.shape[0] >= rows:
             return
         size = max(rows, 2 * arr.shape[0], 16)
-        new = np.full((size, arr.shape[1]), fill, dtype=arr.dtype)
+        new = np.empty((size, arr.shape[1]), dtype=arr.dtype)
+        new[:] = fill
         new[: arr.shape[0]] = arr
         self.st = self.st._replace(**{name: new})
 
@@ -179,14 +182,14 @@ class CompiledExecutor:
                 ("keys", SENT),
                 ("mkeys", SENT),
                 ("mcnt", 0),
-                ("bur", 0),
+                ("bur", self._burst_template),  # unused rows hold no open burst
                 ("burf", 0.0),
                 ("mixed", -1),
                 ("inst_ginst", -1),
             ):
                 self._grow(name, inst + 1, fill)
         st = self.st
-        st.bur[inst:] = self._burst_template  # rows past the last instance stay closed
+        st.bur[inst] = self._burst_template
         st.keys[inst] = SENT
         st.mkeys[inst] = SENT
         st.mixed[inst] = -1
@@ -262,18 +265,8 @@ class CompiledExecutor:
         order = np.argsort(batch.times, kind="stable")
         if not np.all(order[:-1] <= order[1:]):
             batch = batch.take(order)
-        first = batch.times[0].item()
-        if self._floor is not None and first < self._floor:
-            raise ExecutionError(
-                f"event at time {first} arrived after the runner advanced to {self._floor}"
-            )
+        check_order(batch.times[0].item(), self._floor, self._held_time)
         if self._held is not None:
-            if first < self._held_time:
-                raise ExecutionError(
-                    f"event at time {first} arrived after time {self._held_time}: feed each "
-                    f"partition's events in time order (sort them, or use the streaming "
-                    f"pipeline, which handles late events)"
-                )
             batch = _concat([self._held, batch])
         last = batch.times[-1].item()
         cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))

@@ -201,7 +201,6 @@ def lower(plans: list[QueryPlan]) -> Lowered:
             bindings.append((qi, s, filter_of(plan, var), info.type))
 
     # per-partitioning offsets of each query's blocks in an instance row
-    L_unit = 1  # offsets are in units of lanes for additive registers (scaled later)
     q_toff = [0] * len(plans)
     q_eoff = [0] * len(plans)
     q_koff = [0] * len(plans)
@@ -210,7 +209,7 @@ def lower(plans: list[QueryPlan]) -> Lowered:
         t = e = k = 0
         for qi in pt.queries:
             q_toff[qi], q_eoff[qi], q_koff[qi] = t, e, k
-            t += q_NS[qi] * q_S[qi] * q_A[qi] * L_unit
+            t += q_NS[qi] * q_S[qi] * q_A[qi]  # in lanes: scaled() multiplies
             e += q_NS[qi] * q_S[qi] * q_M[qi]
             k += q_NS[qi]
         widths["tot"] = max(widths["tot"], t)
