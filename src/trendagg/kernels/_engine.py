@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from trendagg.kernels import JIT_OPTIONS
+from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
+from trendagg.kernels._borrow import borrow
 from trendagg.kernels._rns import mulmod
 
 SENT = -(2**62)  # an empty window slot
@@ -47,7 +48,7 @@ def _better(v: float, cur: float, is_min: bool) -> bool:
     return np.isnan(cur) or (v < cur if is_min else v > cur)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _reset_state_slot(prog, st, q, inst, slot):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     A = prog.q_A[q]
@@ -61,7 +62,7 @@ def _reset_state_slot(prog, st, q, inst, slot):  # type: ignore[no-untyped-def]
         st.ext[inst, ebase + r] = np.nan
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     """vec/vext = start + registers entering state s of query q in window k; True if any trend."""
     L = st.P.shape[0]
@@ -100,7 +101,7 @@ def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     return False
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
     """Add event e's own contribution (it is bound to state s) to the registers in vec."""
     L = st.P.shape[0]
@@ -128,7 +129,7 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
             vext[reg] = v
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     """Add a new vertex's registers to its state's window total (and to the results at END)."""
     L = st.P.shape[0]
@@ -157,7 +158,7 @@ def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
         _add_result(prog, st, q, gi, k, vec, vext)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     P = st.P
@@ -187,7 +188,7 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
 # ----------------------------------------------------------------------------- bursts
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_reset(prog, st, b, inst):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     off = prog.set_boff[b]
@@ -210,7 +211,7 @@ def _burst_reset(prog, st, b, inst):  # type: ignore[no-untyped-def]
         st.burf[inst, foff + 2 * j + 1] = -np.inf
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_step(prog, st, b, inst):  # type: ignore[no-untyped-def]
     """Fold the pending time group (g events, weight sums W) into the coefficients."""
     L = st.P.shape[0]
@@ -246,7 +247,7 @@ def _burst_step(prog, st, b, inst):  # type: ignore[no-untyped-def]
     st.bur[inst, off + 3] = 0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     P = st.P
@@ -282,7 +283,7 @@ def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
             st.burf[inst, foff + 2 * j + 1] = v
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     off = prog.set_boff[b]
     if st.bur[inst, off + 0] < 0:
@@ -306,9 +307,11 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     if st.mode[0] == 1:
         # HAMLET Def. 4.2 in this kernel's units: replaying costs every query's
         # registers per event and window; sharing costs the coefficient updates per
-        # event and three multiplications per register, query and window
+        # event, and per register, query and window half of what replaying one
+        # event costs (measured: benchmarks/kernel_rideshare.py, where sharing
+        # every burst beat replaying the one-event ones)
         nonshared = n * a_total * L
-        shared_cost = n * (2 + 3 * prog.set_nw[b]) * L + 3 * a_total * L
+        shared_cost = n * (2 + 3 * prog.set_nw[b]) * L + a_total * L // 2
         shared = shared_cost < nonshared
     st.stats[0] += 1
     if shared:
@@ -319,7 +322,7 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     _burst_reset(prog, st, b, inst)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     P = st.P
@@ -417,7 +420,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 st.ext[inst, ebase + r] = newe[r]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _own_coef(prog, st, inst, c, nw, wj, reg, tbase, x, new):  # type: ignore[no-untyped-def]
     """new[reg] += gamma_w * count(T0) + delta_w * count(X)."""
     L = st.P.shape[0]
@@ -434,7 +437,7 @@ def _own_coef(prog, st, inst, c, nw, wj, reg, tbase, x, new):  # type: ignore[no
         new[reg * L + lane] = _addmod(new[reg * L + lane], t, p)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-def]
     """Process a burst's events one time group at a time, query by query (non-shared)."""
     e = first
@@ -455,7 +458,7 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
 # ----------------------------------------------------------------------------- phases
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped-def]
     """Phase 1 for one binding: the registers of event e's vertices, into the scratch."""
     sp = prog.q_spec[q]
@@ -478,7 +481,7 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
     return n_ent
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _insert_all(prog, st, sc, n_ent):  # type: ignore[no-untyped-def]
     for j in range(n_ent):
         _insert(
@@ -526,12 +529,29 @@ def _emit(prog, st, out, sp, upto):  # type: ignore[no-untyped-def]
                 st.rkeys[gi, kidx] = SENT
 
 
-@njit(**JIT_OPTIONS)
-def _count_window_events(prog, st, ev, e, mcap):  # type: ignore[no-untyped-def]
-    """Count event e in its partitions' windows; False when one exceeds the lanes' capacity."""
+@njit(**JIT_INLINE)
+def _bitlen(x: int) -> int:
+    n = 0
+    while x > 0:
+        x >>= 1
+        n += 1
+    return n
+
+
+@njit(**JIT_INLINE)
+def _count_window_events(prog, st, ev, e, lim):  # type: ignore[no-untyped-def]
+    """Count event e in its partitions' windows; False when one outgrows the lanes.
+
+    A window's need (see :mod:`trendagg.kernels._rns`) is r + s1 * bitlen(m) for
+    its m events, r of them of repeatable types; lim = (capacity, s1). The
+    largest need seen is kept in stats[2].
+    """
     ty = ev.types[e]
+    cap = lim[0]
+    s1 = lim[1]
     for g in range(prog.part_role.shape[0]):
-        if not prog.part_role[g, ty]:
+        role = prog.part_role[g, ty]
+        if role == 0:
             continue
         inst = ev.pid[g, e]
         if inst < 0:
@@ -544,19 +564,31 @@ def _count_window_events(prog, st, ev, e, mcap):  # type: ignore[no-untyped-def]
                 if st.mkeys[inst, idx] != k:
                     st.mkeys[inst, idx] = k
                     st.mcnt[inst, idx] = 0
+                    st.mrep[inst, idx] = 0
                 st.mcnt[inst, idx] += 1
-                if st.mcnt[inst, idx] > mcap:
+                if role == 2:
+                    st.mrep[inst, idx] += 1
+                need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
+                if need > st.stats[2]:
+                    st.stats[2] = need
+                if need > cap:
                     return False
     return True
 
 
 @njit(**JIT_OPTIONS)
-def run_chunk(prog, st, ev, sc, out, close_to, final, mcap):  # type: ignore[no-untyped-def]
+def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-untyped-def]
     """Run the chunk's events; then close windows below close_to (all when final).
 
-    Returns 0, or 1 when a window holds more events than the lanes can hold
-    exactly (the caller replays with more lanes; nothing here is final then).
+    Returns 0, or 1 when a window's trends outgrow what the lanes hold exactly
+    (lim, see :func:`_count_window_events`; the caller replays with more lanes,
+    nothing here is final then).
     """
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    out = borrow(out)
     n = ev.types.shape[0]
     nsets = prog.set_boff.shape[0]
     i = 0
@@ -577,7 +609,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, mcap):  # type: ignore[no-
                 st.closed[sp] = c
         # 2. count events per window; flush bursts that this time group interrupts
         for e in range(i, j):
-            if not _count_window_events(prog, st, ev, e, mcap):
+            if not _count_window_events(prog, st, ev, e, lim):
                 return 1
             ty = ev.types[e]
             for b in range(nsets):

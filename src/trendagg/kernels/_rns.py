@@ -7,12 +7,18 @@ done modulo primes p_1..p_L independently and rebuilt exactly by the Chinese
 remainder theorem, as long as the true value v satisfies |v| < M/2 with
 M = p_1 * ... * p_L (values rebuilt into (-M/2, M/2]).
 
-The bound: a trend is a set of events of its partition and window (a type
-appears once per pattern, so an event's variable is fixed), so a (query,
-partition, window) has fewer than 2**m trends and partial trends, m being
-its events; occurrence counts are below m * 2**m and sums below
-max|w| * m * 2**m; a group adds at most 2**32 partitions. :func:`lanes_for`
-turns that into the number of primes.
+The bound: a trend is a set of events of its partition and window, and a
+type appears once per pattern, so an event's variable is fixed. A variable
+that a trend binds at most once (not on a cycle of the template) takes one of
+n + 1 choices among its type's n events; a Kleene variable any of 2**n
+subsets. With m events in a (query, partition, window), r of them of types
+that some query may bind repeatedly, and s the most once-bound variables of a
+query, there are fewer than 2**(r + s * bitlen(m)) trends and partial
+trends; occurrence counts add bitlen(m) bits, sums bitlen(m) and the
+weights' bits; a group adds the bits of its number of partitions. The kernel
+tracks need = r + (s + 1) * bitlen(m) per (partition, window) and reports
+when it exceeds what the lanes hold (:func:`capacity`); :func:`lanes_for`
+gives the primes.
 
 :func:`mulmod` multiplies residues below 2**50 with a float estimate of the
 quotient and an exact correction in wrapping int64 arithmetic (the true
@@ -31,7 +37,6 @@ from numba import njit
 from trendagg.kernels import JIT_OPTIONS
 
 LANE_BITS = 49  # every prime is above 2**49: each lane holds 49 bits of the bound
-PARTITION_BITS = 32  # a group sums at most 2**32 partitions
 
 
 def _is_prime(n: int) -> bool:
@@ -68,19 +73,15 @@ def primes(count: int) -> list[int]:
     return out
 
 
-def lanes_for(events: int, weight_bits: int) -> int:
-    """Primes needed for the registers of windows of at most ``events`` events each,
-    with attribute weights of at most ``weight_bits`` bits (see the module docstring)."""
-    bits = events + max(events, 1).bit_length() + weight_bits + PARTITION_BITS + 2
-    return max(1, math.ceil(bits / LANE_BITS))
+def lanes_for(need: int, weight_bits: int, part_bits: int) -> int:
+    """Primes for windows whose trends stay below 2**need (see the module docstring)
+    with the weights' bits and a group's partitions' bits."""
+    return max(1, math.ceil((need + weight_bits + part_bits + 2) / LANE_BITS))
 
 
-def capacity(lanes: int, weight_bits: int) -> int:
-    """The most events per (partition, window) that ``lanes`` primes hold exactly."""
-    m = lanes * LANE_BITS - weight_bits - PARTITION_BITS - 2
-    while m > 0 and lanes_for(m, weight_bits) > lanes:
-        m -= 1
-    return max(m, 0)
+def capacity(lanes: int, weight_bits: int, part_bits: int) -> int:
+    """The largest need (see the module docstring) that ``lanes`` primes hold exactly."""
+    return max(lanes * LANE_BITS - weight_bits - part_bits - 2, 0)
 
 
 class Moduli:

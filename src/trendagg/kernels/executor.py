@@ -37,7 +37,7 @@ _EXACT_FLOAT_INT = 2**53
 
 State = namedtuple(
     "State",
-    "P PINV tot ext keys mkeys mcnt bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
+    "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
     "closed mode stats",
 )
 Events = namedtuple("Events", "types tg klo khi pane pid filt wres aval bnext")
@@ -71,6 +71,18 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
     return ids[inv]
 
 
+def _dense_codes(values: np.ndarray) -> np.ndarray:
+    """Codes 0..m-1 for the m distinct values (equal values, equal codes)."""
+    if values.dtype.kind in "iu" and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values) + 4096:  # small integers: no sort
+            present = np.zeros(hi - lo + 1, dtype=np.int64)
+            present[values - lo] = 1
+            return (np.cumsum(present) - 1)[values - lo]
+    _, inv = np.unique(values, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)
+
+
 def _key_values(col: Column, index: np.ndarray) -> list[object]:
     """Python values (the value model's) of a column at the given rows."""
     if col.kind == "mixed":
@@ -97,6 +109,8 @@ class CompiledExecutor:
         self._tg = 0
         self.lanes = 1
         self.rebuilds = 0
+        self._need = 0  # the largest need of a window seen (_rns)
+        self._pbits = 1  # bits of the partitions a group sums; never shrinks
         self._wscale = [0] * len(self.low.weights)
         self._wbits = [1] * len(self.low.weights)
         self._wfloat = [False] * len(self.low.weights)
@@ -113,7 +127,11 @@ class CompiledExecutor:
         self.lanes = lanes
         self.mod = Moduli(lanes)
         self.prog = scaled(self.low.program, lanes)
-        self.mcap = capacity(lanes, max(self._wbits, default=1))
+        # the kernel's bound check (_engine._count_window_events): capacity, s + 1
+        self.lim = np.array(
+            [capacity(lanes, max(self._wbits, default=1), self._pbits), self.low.singles + 1],
+            dtype=np.int64,
+        )
         self._inst: dict[tuple[int, tuple[object, ...]], int] = {}
         self._inst_key: list[tuple[int, tuple[object, ...]] | None] = []
         self._free: list[int] = []
@@ -134,6 +152,7 @@ class CompiledExecutor:
             keys=np.zeros((0, w["keys"]), dtype=np.int64),
             mkeys=np.zeros((0, w["m"]), dtype=np.int64),
             mcnt=np.zeros((0, w["m"]), dtype=np.int64),
+            mrep=np.zeros((0, w["m"]), dtype=np.int64),
             bur=np.zeros((0, burst_width(self.prog, L)), dtype=np.int64),
             burf=np.zeros((0, w["burf"]), dtype=np.float64),
             mixed=np.zeros((0, n_sets), dtype=np.int64),
@@ -176,12 +195,17 @@ class CompiledExecutor:
         else:
             inst = len(self._inst_key)
             self._inst_key.append((g, key))
+            if len(self._inst_key).bit_length() > self._pbits:
+                # a group sums at most one register per row: the bound grows
+                self._pbits = len(self._inst_key).bit_length() + 2
+                self._bound_changed()
             for name, fill in (
                 ("tot", 0),
                 ("ext", np.nan),
                 ("keys", SENT),
                 ("mkeys", SENT),
                 ("mcnt", 0),
+                ("mrep", 0),
                 ("bur", self._burst_template),  # unused rows hold no open burst
                 ("burf", 0.0),
                 ("mixed", -1),
@@ -347,7 +371,8 @@ class CompiledExecutor:
         self.rebuilds += 1
         self._bursts += int(self.st.stats[0])
         self._shared += int(self.st.stats[1])
-        lanes = max(self.lanes + 1, lanes_for(2 * max(self.mcap, 32), max(self._wbits, default=1)))
+        target = self._need + max(self._need // 8, 4)
+        lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         self._reset(lanes, closed)
         for old in self._retained:
             self._attempt(old, None, False, replay=True)
@@ -375,18 +400,54 @@ class CompiledExecutor:
         replay: bool = False,
     ) -> list[ResultRow]:
         ev = self._events(batch, replay)
+        if not replay and len(ev.types):
+            # the chunk's own windows tell the lanes it needs at least: better a
+            # rebuild now than one after running half the chunk
+            need = self._chunk_need(ev)
+            if need > self.lim[0]:
+                self._need = max(self._need, need)
+                raise _Rebuild()
         n_specs = len(self.low.specs)
         close_to = close if close is not None else np.full(n_specs, -(2**62), dtype=np.int64)
         sc = self._scratch(ev)
         out = self._out(ev)
         self._refresh_groups()
-        status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.mcap)
+        status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.lim)
+        self._need = max(self._need, int(self.st.stats[2]))
         if status:
             if replay:
                 raise ExecutionError("internal: a replay overflowed the lanes chosen for it")
             raise _Rebuild()
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
         return self._rows(out)
+
+    def _chunk_need(self, ev: Events) -> int:
+        """The largest need (see :mod:`._rns`) of a window counting this chunk's events only."""
+        prog = self.prog
+        s1 = int(self.lim[1])
+        best = 0
+        for g in range(prog.part_role.shape[0]):
+            role = prog.part_role[g][ev.types]
+            pid = ev.pid[g]
+            live = (role > 0) & (pid >= 0)
+            for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
+                klo, khi = ev.klo[sp], ev.khi[sp]
+                base = int(klo.min())
+                span = int(khi.max()) - base
+                keys, rep = [], []
+                for j in range(int(prog.sp_NS[sp])):  # the j-th window of each event
+                    ok = live & (klo + j < khi)
+                    keys.append(pid[ok] * span + (klo[ok] + j - base))
+                    rep.append(role[ok] == 2)
+                key = np.concatenate(keys)
+                if not len(key):
+                    continue
+                inv = _dense_codes(key)
+                counts = np.bincount(inv)
+                reps = np.bincount(inv, weights=np.concatenate(rep))
+                bits = np.floor(np.log2(counts)).astype(np.int64) + 1
+                best = max(best, int((reps + s1 * bits).max()))
+        return best
 
     def _refresh_groups(self) -> None:
         lists: list[list[int]] = [[] for _ in self.low.grouping_of]
@@ -531,14 +592,21 @@ class CompiledExecutor:
             out[index] = inst if inst is not None else self._new_instance(g, ())
             return out
         if all(c.kind != "mixed" for c in cols):
-            codes = []
+            # one int64 code per key (mixed radix over the columns' codes);
+            # np.unique(axis=0) on the stacked codes is ten times slower
+            combined = np.zeros(len(index), dtype=np.int64)
+            radix = 1
             for c in cols:
-                vals = c.values[index]
-                _, inv = np.unique(vals, return_inverse=True)
-                codes.append(inv.astype(np.int64))
-            stacked = np.stack(codes, axis=1)
-            uniq, first, inv = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-            inv = inv.reshape(-1)
+                codes = _dense_codes(c.values[index])
+                size = int(codes.max()) + 1
+                if radix * size >= 2**62:
+                    combined = _dense_codes(combined)
+                    radix = int(combined.max()) + 1
+                combined = combined * size + codes
+                radix *= size
+            inv = _dense_codes(combined)
+            first = np.empty(int(inv.max()) + 1, dtype=np.int64)
+            first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)  # the last write wins
             reps = index[first]
             values = [_key_values(c, reps) for c in cols]
             keys = list(zip(*values, strict=True))
@@ -619,7 +687,12 @@ class CompiledExecutor:
 
     def _need_bits(self, w: int, bits: int) -> None:
         self._wbits[w] = bits
-        if capacity(self.lanes, max(self._wbits)) < self.mcap:
+        self._bound_changed()
+
+    def _bound_changed(self) -> None:
+        """The weights' or partitions' bits grew: a smaller capacity, maybe more lanes."""
+        self.lim[0] = capacity(self.lanes, max(self._wbits, default=1), self._pbits)
+        if self.lim[0] < self._need:
             raise _Rebuild()
 
     def _need_scale(self, w: int, scale: int) -> None:
@@ -628,6 +701,7 @@ class CompiledExecutor:
         self._wbits[w] += scale - old
         if self._tg or self._inst:
             raise _Rebuild()  # accumulated sums are at the old scale
+        self._bound_changed()
 
     def _extremes(self, batch: ColumnarBatch, a: int, name: str) -> np.ndarray:
         n = len(batch)

@@ -89,9 +89,30 @@ class Lowered:
     widths: dict[str, int]
     group_widths: dict[str, int]
     query_groups: list[tuple[int, ...]]  # per query: positions of its group attrs in attrs
+    singles: int  # the most variables a query binds at most once per trend
     max_additive: int
     max_extreme: int
     set_types: list[str]
+
+
+def _repeatable(plan: QueryPlan) -> set[str]:
+    """The variables that one trend may bind more than once (on a cycle of the template)."""
+    succ: dict[str, set[str]] = {}
+    for t in plan.template.transitions:
+        succ.setdefault(t.src, set()).add(t.dst)
+    out = set()
+    for var in plan.template.states:
+        seen: set[str] = set()
+        todo = list(succ.get(var, ()))
+        while todo:
+            x = todo.pop()
+            if x == var:
+                out.add(var)
+                break
+            if x not in seen:
+                seen.add(x)
+                todo.extend(succ.get(x, ()))
+    return out
 
 
 def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -315,13 +336,22 @@ def lower(plans: list[QueryPlan]) -> Lowered:
     set_q_ptr, set_q = _csr(set_q_lists)
     _, set_s = _csr(set_s_lists)
 
+    # part_role: 1 for a type some query of the partitioning binds, 2 when some
+    # query may bind several events of it in one trend (the lane bound, _rns)
+    reps = [_repeatable(p) for p in plans]
+    repeatable = {
+        v.type for p, r in zip(plans, reps, strict=True) for v in p.vars.values() if v.var in r
+    }
+    singles = max(
+        (len(p.template.states) - len(r) for p, r in zip(plans, reps, strict=True)), default=0
+    )
     part_role = np.zeros((len(parts), n_types), dtype=np.int64)
     part_sp_lists: list[list[int]] = []
     for g, pt in enumerate(parts):
         sps: list[int] = []
         for qi in pt.queries:
             for v in plans[qi].vars.values():
-                part_role[g, tcode[v.type]] = 1
+                part_role[g, tcode[v.type]] = 2 if v.type in repeatable else 1
             if q_spec[qi] not in sps:
                 sps.append(q_spec[qi])
         part_sp_lists.append(sps)
@@ -408,6 +438,7 @@ def lower(plans: list[QueryPlan]) -> Lowered:
         widths=widths,
         group_widths=group_widths,
         query_groups=query_groups,
+        singles=singles,
         max_additive=max(q_A, default=1),
         max_extreme=max(max(q_M, default=0), 1),
         set_types=[s[0] for s in sets],
