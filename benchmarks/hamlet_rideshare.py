@@ -2,8 +2,10 @@
 
 Workloads of up to 50 queries with different patterns sharing Travel+ (see
 workloads.py); strategies hamlet, hamlet-static, greta and twostep side by side
-in one run. Each configuration runs in its own process (so peak memory is its
-own), three times; the tables quote medians.
+in one run, on the Python engine (``compiled=False``: the engine whose
+sharing counters these tables report; the compiled engine has its own
+benchmark, kernel_rideshare.py). Each configuration runs in its own process
+(so peak memory is its own), three times; the tables quote medians.
 
     .venv/bin/python benchmarks/hamlet_rideshare.py            # full run, ~10 min
     .venv/bin/python benchmarks/hamlet_rideshare.py --quick    # smoke run, ~1 min
@@ -53,7 +55,14 @@ def child(config: dict[str, object]) -> dict[str, object]:
     )  # type: ignore[arg-type]
     stats: dict[str, object] = {}
     started = time.perf_counter()
-    rows = run_strategy(plans, events, str(config["strategy"]), stats=stats, trend_limit=2_000_000)
+    rows = run_strategy(
+        plans,
+        events,
+        str(config["strategy"]),
+        stats=stats,
+        trend_limit=2_000_000,
+        compiled=False,
+    )
     seconds = time.perf_counter() - started
     windows = len({(r.query, r.window_start) for r in rows})
     hamlet = stats.get("hamlet")

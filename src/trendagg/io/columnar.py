@@ -63,8 +63,9 @@ class Column:
             for v, ok in zip(self.values.tolist(), self.valid.tolist(), strict=True)
         ]
 
-    def take(self, index: np.ndarray) -> Column:
-        if self.kind == "mixed":
+    def take(self, index: np.ndarray | slice) -> Column:
+        """The values at ``index`` (a slice gives views, no copy)."""
+        if self.kind == "mixed" and not isinstance(index, slice):
             return Column("mixed", [self.values[i] for i in index.tolist()], self.valid[index])
         return Column(self.kind, self.values[index], self.valid[index], self.dictionary)
 
@@ -180,8 +181,8 @@ class ColumnarBatch:
             source=self.source,
         )
 
-    def take(self, index: np.ndarray) -> ColumnarBatch:
-        """The events at ``index`` (in that order)."""
+    def take(self, index: np.ndarray | slice) -> ColumnarBatch:
+        """The events at ``index`` (in that order; a slice gives views, no copy)."""
         assert self.rows is not None
         return ColumnarBatch(
             types=self.types[index],
@@ -193,6 +194,8 @@ class ColumnarBatch:
             time_ints=None if self.time_ints is None else self.time_ints[index],
             exact_times=None
             if self.exact_times is None
+            else self.exact_times[index]
+            if isinstance(index, slice)
             else [self.exact_times[i] for i in index.tolist()],
         )
 

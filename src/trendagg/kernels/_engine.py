@@ -144,8 +144,10 @@ def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
         _reset_state_slot(prog, st, q, inst, slot)
         st.keys[inst, kidx] = k
     base = prog.q_toff[q] + (slot * S + s) * A * L
-    for r in range(A * L):
-        st.tot[inst, base + r] = _addmod(st.tot[inst, base + r], vec[r], P[r % L])
+    for r in range(0, A * L, L):  # (no r % L: an integer division per register)
+        for lane in range(L):
+            i = base + r + lane
+            st.tot[inst, i] = _addmod(st.tot[inst, i], vec[r + lane], P[lane])
     ebase = prog.q_eoff[q] + (slot * S + s) * M
     for r in range(M):
         v = vext[r]
@@ -175,8 +177,10 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
         for r in range(M):
             st.rext[gi, rebase + r] = np.nan
         st.rkeys[gi, kidx] = k
-    for r in range(A * L):
-        st.res[gi, rbase + r] = _addmod(st.res[gi, rbase + r], vec[r], P[r % L])
+    for r in range(0, A * L, L):
+        for lane in range(L):
+            i = rbase + r + lane
+            st.res[gi, i] = _addmod(st.res[gi, i], vec[r + lane], P[lane])
     for r in range(M):
         v = vext[r]
         if not np.isnan(v):
@@ -361,8 +365,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 if src == s:
                     continue
                 base = prog.q_toff[q] + (slot * S + src) * A * L
-                for r in range(A * L):
-                    x[r] = _addmod(x[r], st.tot[inst, base + r], P[r % L])
+                for r in range(0, A * L, L):
+                    for lane in range(L):
+                        x[r + lane] = _addmod(x[r + lane], st.tot[inst, base + r + lane], P[lane])
                 ebase = prog.q_eoff[q] + (slot * S + src) * M
                 for r in range(M):
                     v = st.ext[inst, ebase + r]
@@ -409,9 +414,10 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                     newe[reg] = v
             if s == prog.q_end[q]:
                 # the burst's vertices add up to new - T0
-                for r in range(A * L):
-                    lane = r % L
-                    x[r] = _addmod(new[r], P[lane] - st.tot[inst, tbase + r], P[lane])
+                for r in range(0, A * L, L):
+                    for lane in range(L):
+                        i = r + lane
+                        x[i] = _addmod(new[i], P[lane] - st.tot[inst, tbase + i], P[lane])
                 gi = st.inst_ginst[inst, prog.q_gsel[q]]
                 _add_result(prog, st, q, gi, k, x, newe)
             for r in range(A * L):

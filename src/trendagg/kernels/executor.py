@@ -294,11 +294,11 @@ class CompiledExecutor:
             batch = _concat([self._held, batch])
         last = batch.times[-1].item()
         cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))
-        self._held = batch.take(np.arange(cut, len(batch)))
+        self._held = batch.take(slice(cut, len(batch)))
         self._held_time = last
         close = np.array([s.closed_before(last) for s in self.low.specs], dtype=np.int64)
         # the windows that end by the held time are complete
-        return self._run(batch.take(np.arange(cut)) if cut else None, close)
+        return self._run(batch.take(slice(0, cut)) if cut else None, close)
 
     def advance(self, t: Any) -> list[ResultRow]:
         """No event before t will come: close the windows that end by t."""
@@ -345,7 +345,7 @@ class CompiledExecutor:
                     hi = int(np.searchsorted(batch.times, batch.times[hi], side="left"))
                     if hi <= lo:
                         hi = int(np.searchsorted(batch.times, batch.times[lo], side="right"))
-                part = batch.take(np.arange(lo, hi)) if (lo, hi) != (0, len(batch)) else batch
+                part = batch.take(slice(lo, hi)) if (lo, hi) != (0, len(batch)) else batch
                 rows += self._run_chunk(part, None, False)
         if close is not None or final:
             rows += self._run_chunk(None, close, final)
@@ -389,6 +389,7 @@ class CompiledExecutor:
         for b in [*self._retained, batch]:
             if len(b) and b.times[-1] >= oldest:
                 i = int(np.searchsorted(b.times, oldest, side="left"))
+                # a copy (not a view): a retained tail does not pin its whole chunk
                 kept.append(b if i == 0 else b.take(np.arange(i, len(b))))
         self._retained = kept
 
@@ -400,9 +401,10 @@ class CompiledExecutor:
         replay: bool = False,
     ) -> list[ResultRow]:
         ev = self._events(batch, replay)
-        if not replay and len(ev.types):
+        if not replay and len(ev.types) and (self._tg == 0 or 4 * self._need > 3 * self.lim[0]):
             # the chunk's own windows tell the lanes it needs at least: better a
-            # rebuild now than one after running half the chunk
+            # rebuild now than one after running half the chunk (checked at the
+            # start, and when the windows seen so far come near the capacity)
             need = self._chunk_need(ev)
             if need > self.lim[0]:
                 self._need = max(self._need, need)
