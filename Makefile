@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-spark check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-edge bench-spark check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -37,6 +37,13 @@ bench: $(VENV)/.bench
 
 bench-quick: $(VENV)/.bench
 	$(BIN)/python benchmarks/hamlet_rideshare.py --quick --repeats 1
+
+# the compiled engine, whole process on one core: 1M-event sweep, 10M headline (~6 min)
+bench-kernel: $(VENV)/.bench
+	$(BIN)/python benchmarks/kernel_rideshare.py
+
+bench-edge: $(VENV)/.bench
+	$(BIN)/python benchmarks/edge_index.py
 
 # Spark batch and streaming vs the local engine at 1M and 10M events (about 1.5 hours here)
 bench-spark: $(VENV)/.bench

@@ -12,8 +12,8 @@ child also reports its phases, its resident memory after every chunk (for
 the flat-memory plot) and a digest of its rows: every strategy must return
 the same rows as the others in each configuration, or the benchmark fails.
 
-    .venv/bin/python benchmarks/kernel_rideshare.py            # ~25 min
-    .venv/bin/python benchmarks/kernel_rideshare.py --quick    # ~2 min
+    .venv/bin/python benchmarks/kernel_rideshare.py            # ~6 min here
+    .venv/bin/python benchmarks/kernel_rideshare.py --quick    # ~1 min
 
 The CSV files are generated once into ``--data`` (default: a directory in
 the system's temporary directory), never into the repository. Writes

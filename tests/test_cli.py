@@ -219,3 +219,17 @@ def test_run_defaults_to_hamlet_and_reports_sharing(worked: tuple[Path, Path]) -
     code, _, err = cli("run", str(queries), str(events))
     assert code == 0
     assert "strategy hamlet" in err and "Sharing:" in err
+
+
+def test_engine_python_equals_the_local_engine(tmp_path: Path) -> None:
+    # B.v is an integer in one event and a decimal in another (trends: 5, 2.5, 7.5)
+    queries = tmp_path / "q.tq"
+    queries.write_text("q: RETURN SUM(B.v), MAX(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;\n")
+    events = tmp_path / "events.csv"
+    events.write_text("type,time,v\nA,1,\nB,2,5\nB,3,2.5\n")
+    code, local, err = cli("run", str(queries), str(events), "--engine", "local")
+    assert code == 0, err
+    code, python, err = cli("run", str(queries), str(events), "--engine", "python")
+    assert code == 0, err
+    assert python == local
+    assert json.loads(python.splitlines()[0])["values"] == {"SUM(B.v)": 15.0, "MAX(B.v)": 5}

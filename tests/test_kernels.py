@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from helpers import canon
 from trendagg.engine import Runner, run_strategy
+from trendagg.errors import ExecutionError
 from trendagg.io import EventBatch
 from trendagg.kernels import executor as kexec
 from trendagg.language import parse
@@ -245,3 +246,13 @@ def test_lanes_follow_the_kleene_events_not_all_events() -> None:
     assert stats["kernel"]["lanes"] == 1
     assert rows[0].values["COUNT(*)"] == 300 * (2**12 - 1)
     assert canon(rows) == canon(_run(text, records, "greta", compiled=False))
+
+
+def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
+    plans = compile_workload(parse("q: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;"))
+    runner = Runner(plans, "hamlet")
+    runner.feed(
+        EventBatch.from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": 5}]).events
+    )
+    with pytest.raises(ExecutionError, match="--engine python"):
+        runner.feed(EventBatch.from_records([{"type": "B", "time": 3, "v": 2.5}]).events)

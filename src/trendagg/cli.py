@@ -140,6 +140,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 trend_limit=args.trend_limit,
                 progress=tick,
                 stats=stats,
+                compiled=args.engine != "python",
             )
     if read.rejected:
         if args.rejects:
@@ -439,10 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--engine",
-        choices=("spark", "local"),
+        choices=("spark", "local", "python"),
         default="spark",
         help="spark: a Spark job, embedded local[*] unless --master (default); "
-        "local: the engine in this process, without Spark",
+        "local: the engine in this process, without Spark (compiled kernels where they "
+        "apply); python: the same without the compiled kernels (slower, any mix of "
+        "integer and decimal values per attribute)",
     )
     _spark_options(run)
     run.add_argument(

@@ -635,8 +635,8 @@ class CompiledExecutor:
             raise ExecutionError(
                 f"attribute '{name}' held {first} values in earlier events and {kind} values "
                 f"now; the compiled engine keeps one kind per aggregated attribute (results "
-                f"show each value's kind); run with --engine python, or make the column one "
-                f"kind (for example write 5.0 for 5)"
+                f"show each value's kind); run with --engine python (compiled=False in the "
+                f"API), or make the column one kind (for example write 5.0 for 5)"
             )
 
     def _weights(self, batch: ColumnarBatch, w: int, name: str) -> np.ndarray:
@@ -681,11 +681,27 @@ class CompiledExecutor:
                     np.mod(m, p), table[shift], p, float(self.mod.pinv[lane]), out[:, lane]
                 )
             return out
+        self._numbers_only(name, col)
         raise ExecutionError(
             f"SUM over attribute '{name}' needs numbers, but its values are of several kinds "
             f"({col.kind}); read the events with the CLI or read_events(numeric=...), which "
             f"reject such rows"
         )
+
+    def _numbers_only(self, name: str, col: Column) -> None:
+        """A column of integers and decimals both: the one-kind rule's message."""
+        if col.kind == "mixed" and all(
+            type(v) in (int, float)
+            for v, ok in zip(col.values, col.valid.tolist(), strict=True)
+            if ok
+        ):
+            raise ExecutionError(
+                f"attribute '{name}' holds both integer and decimal values across the "
+                f"chunks of this run; the compiled engine keeps one kind per aggregated "
+                f"attribute (results show each value's kind); run with --engine python "
+                f"(compiled=False in the API), or make the column one kind (for example "
+                f"write 5.0 for 5)"
+            )
 
     def _need_bits(self, w: int, bits: int) -> None:
         self._wbits[w] = bits
@@ -717,12 +733,13 @@ class CompiledExecutor:
             if n and int(np.abs(vals).max()) > _EXACT_FLOAT_INT:
                 raise ExecutionError(
                     f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run "
-                    f"with --engine python (exact for any integer)"
+                    f"with --engine python (compiled=False in the API; exact for any integer)"
                 )
             return vals.astype(np.float64)
         if col.kind == "float":
             self._xint[a] = False
             return np.where(col.valid, col.values, 0.0)
+        self._numbers_only(name, col)
         raise ExecutionError(
             f"MIN/MAX over attribute '{name}' needs numbers, but its values are of several "
             f"kinds; read the events with the CLI or read_events(numeric=...)"
