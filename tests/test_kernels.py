@@ -25,6 +25,7 @@ from trendagg.engine import Runner, run_strategy
 from trendagg.errors import ExecutionError
 from trendagg.io import EventBatch
 from trendagg.kernels import executor as kexec
+from trendagg.kernels.program import lower
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
 
@@ -81,6 +82,49 @@ def workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
     return "\n".join(lines), events
 
 
+@st.composite
+def merging_workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
+    """Queries with one window, partitioning and RETURN clause: states with equal
+    prefixes are merged into one register class (hamlet), nested Kleene included."""
+    n = draw(st.integers(2, 5))
+    partition = draw(st.sampled_from(["", "[g]"]))
+    items = ["COUNT(*)", *draw(st.lists(st.sampled_from(AGGREGATES[1:6]), max_size=2, unique=True))]
+    within = draw(st.integers(3, 12))
+    slide = draw(st.integers(1, within))
+    patterns = draw(st.lists(st.sampled_from(PATTERNS[:7]), min_size=n, max_size=n))
+    # the same number of registers with different meanings must not be merged
+    own = draw(st.booleans())
+    predicate = draw(st.sampled_from(["", "B.x > 1", "mixed"]))
+    vary = draw(st.booleans())  # windows and partitions that must keep states apart
+    lines = []
+    for i, pattern in enumerate(patterns):
+        if own:
+            items = ["COUNT(*)", draw(st.sampled_from(["COUNT(B)", "SUM(B.x)"]))]
+        if vary:
+            partition = draw(st.sampled_from(["", "[g]"]))
+            within = draw(st.integers(3, 4))
+            slide = draw(st.integers(1, within))
+        where = [partition] if partition else []
+        if predicate == "B.x > 1" or (predicate == "mixed" and draw(st.booleans())):
+            where.append("B.x > 1")
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        lines.append(
+            f"q{i}: RETURN {', '.join(items)} PATTERN {pattern}{clause} "
+            f"WITHIN {within} s SLIDE {slide} s;"
+        )
+    events = []
+    for _ in range(draw(st.integers(0, 18))):
+        event: dict[str, object] = {
+            "type": draw(st.sampled_from("ABC")),
+            "time": draw(st.integers(0, 20)),
+            "g": draw(st.integers(0, 1)),
+        }
+        if draw(st.integers(0, 5)):
+            event["x"] = draw(st.integers(-3, 6))
+        events.append(event)
+    return "\n".join(lines), events
+
+
 def _run(text: str, records: list[dict[str, object]], strategy: str, **kw: Any) -> list[Any]:
     plans = compile_workload(parse(text))
     return run_strategy(plans, EventBatch.from_records(records).events, strategy, **kw)
@@ -93,6 +137,29 @@ def test_compiled_strategies_equal_twostep(case: tuple[str, list[dict[str, objec
     expected = canon(_run(text, records, "twostep"))
     for strategy in STRATEGIES:
         assert canon(_run(text, records, strategy)) == expected, strategy
+
+
+@settings(max_examples=150, deadline=None)
+@given(merging_workloads())
+def test_merged_states_equal_twostep(case: tuple[str, list[dict[str, object]]]) -> None:
+    text, records = case
+    expected = canon(_run(text, records, "twostep"))
+    for strategy in STRATEGIES:
+        assert canon(_run(text, records, strategy)) == expected, strategy
+
+
+def test_equal_prefixes_share_one_register_class() -> None:
+    text = "\n".join(
+        f"q{i}: RETURN COUNT(*), SUM(B.x) PATTERN {p} WHERE [g] WITHIN 10 s;"
+        for i, p in enumerate(["SEQ(A, B+)", "SEQ(A, B+, C)", "SEQ(A, B+, D)", "(SEQ(A+, B))+"])
+    )
+    plans = compile_workload(parse(text))
+    merged = lower(plans, merge=True).program
+    alone = lower(plans, merge=False).program
+    # A and B+ of the first three queries: one class each; nested Kleene never merged
+    assert len(alone.c_A) == 2 + 3 + 3 + 2
+    assert len(merged.c_A) == 2 + 1 + 1 + 2
+    assert merged.c_end_ptr[-1] == len(plans)  # every query's END emits its results
 
 
 @settings(max_examples=60, deadline=None)

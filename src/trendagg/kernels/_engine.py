@@ -49,17 +49,43 @@ def _better(v: float, cur: float, is_min: bool) -> bool:
 
 
 @njit(**JIT_INLINE)
-def _reset_state_slot(prog, st, q, inst, slot):  # type: ignore[no-untyped-def]
+def _claim(prog, st, c, inst, k):  # type: ignore[no-untyped-def]
+    """The slot of state class c for window k, cleared first when it held another window."""
     L = st.P.shape[0]
-    A = prog.q_A[q]
-    M = prog.q_M[q]
-    S = prog.q_S[q]
-    base = prog.q_toff[q] + slot * S * A * L
-    for r in range(S * A * L):
-        st.tot[inst, base + r] = 0
-    ebase = prog.q_eoff[q] + slot * S * M
-    for r in range(S * M):
-        st.ext[inst, ebase + r] = np.nan
+    slot = k % prog.c_NS[c]
+    kidx = prog.c_koff[c] + slot
+    if st.keys[inst, kidx] != k:
+        A = prog.c_A[c]
+        M = prog.c_M[c]
+        base = prog.c_toff[c] + slot * A * L
+        for r in range(A * L):
+            st.tot[inst, base + r] = 0
+        ebase = prog.c_eoff[c] + slot * M
+        for r in range(M):
+            st.ext[inst, ebase + r] = np.nan
+        st.keys[inst, kidx] = k
+    return slot
+
+
+@njit(**JIT_INLINE)
+def _add_class(prog, st, q, c, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext += the registers of state class c in window k (if it has that window)."""
+    L = st.P.shape[0]
+    P = st.P
+    A = prog.c_A[c]
+    M = prog.c_M[c]
+    slot = k % prog.c_NS[c]
+    if st.keys[inst, prog.c_koff[c] + slot] != k:
+        return
+    base = prog.c_toff[c] + slot * A * L
+    for r in range(0, A * L, L):
+        for lane in range(L):
+            vec[r + lane] = _addmod(vec[r + lane], st.tot[inst, base + r + lane], P[lane])
+    ebase = prog.c_eoff[c] + slot * M
+    for r in range(M):
+        v = st.ext[inst, ebase + r]
+        if not np.isnan(v) and _better(v, vext[r], r < prog.q_nmin[q]):
+            vext[r] = v
 
 
 @njit(**JIT_INLINE)
@@ -68,8 +94,6 @@ def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     A = prog.q_A[q]
     M = prog.q_M[q]
-    S = prog.q_S[q]
-    P = st.P
     for r in range(A * L):
         vec[r] = 0
     for r in range(M):
@@ -77,24 +101,10 @@ def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     if s == prog.q_start[q]:
         for lane in range(L):
             vec[lane] = 1
-    slot = k % prog.q_NS[q]
-    if st.keys[inst, prog.q_koff[q] + slot] == k:
-        gs = prog.q_soff[q] + s
-        for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
-            src = prog.pred_src[j]
-            base = prog.q_toff[q] + (slot * S + src) * A * L
-            for r in range(A):
-                for lane in range(L):
-                    vec[r * L + lane] = _addmod(
-                        vec[r * L + lane], st.tot[inst, base + r * L + lane], P[lane]
-                    )
-            ebase = prog.q_eoff[q] + (slot * S + src) * M
-            for r in range(M):
-                v = st.ext[inst, ebase + r]
-                if not np.isnan(v):
-                    cur = vext[r]
-                    if _better(v, cur, r < prog.q_nmin[q]):
-                        vext[r] = v
+    gs = prog.q_soff[q] + s
+    for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
+        c = prog.qs_c[prog.q_soff[q] + prog.pred_src[j]]
+        _add_class(prog, st, q, c, inst, k, vec, vext)
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
             return True
@@ -131,33 +141,36 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_INLINE)
 def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
-    """Add a new vertex's registers to its state's window total (and to the results at END)."""
+    """Add a new vertex's registers to its state class's window total (and to the results
+    of every query whose END is in that class)."""
     L = st.P.shape[0]
     P = st.P
     A = prog.q_A[q]
     M = prog.q_M[q]
-    S = prog.q_S[q]
     nmin = prog.q_nmin[q]
-    slot = k % prog.q_NS[q]
-    kidx = prog.q_koff[q] + slot
-    if st.keys[inst, kidx] != k:
-        _reset_state_slot(prog, st, q, inst, slot)
-        st.keys[inst, kidx] = k
-    base = prog.q_toff[q] + (slot * S + s) * A * L
+    c = prog.qs_c[prog.q_soff[q] + s]
+    slot = _claim(prog, st, c, inst, k)
+    base = prog.c_toff[c] + slot * A * L
     for r in range(0, A * L, L):  # (no r % L: an integer division per register)
         for lane in range(L):
             i = base + r + lane
             st.tot[inst, i] = _addmod(st.tot[inst, i], vec[r + lane], P[lane])
-    ebase = prog.q_eoff[q] + (slot * S + s) * M
+    ebase = prog.c_eoff[c] + slot * M
     for r in range(M):
         v = vext[r]
         if not np.isnan(v):
             cur = st.ext[inst, ebase + r]
             if _better(v, cur, r < nmin):
                 st.ext[inst, ebase + r] = v
-    if s == prog.q_end[q]:
-        gi = st.inst_ginst[inst, prog.q_gsel[q]]
-        _add_result(prog, st, q, gi, k, vec, vext)
+    _end_results(prog, st, c, inst, k, vec, vext)
+
+
+@njit(**JIT_INLINE)
+def _end_results(prog, st, c, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+    for j in range(prog.c_end_ptr[c], prog.c_end_ptr[c + 1]):
+        eq = prog.c_end_q[j]
+        gi = st.inst_ginst[inst, prog.q_gsel[eq]]
+        _add_result(prog, st, eq, gi, k, vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -343,15 +356,11 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
         sp = prog.q_spec[q]
         A = prog.q_A[q]
         M = prog.q_M[q]
-        S = prog.q_S[q]
         nmin = prog.q_nmin[q]
         gs = prog.q_soff[q] + s
+        cls = prog.qs_c[gs]
         for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
-            slot = k % prog.q_NS[q]
-            kidx = prog.q_koff[q] + slot
-            if st.keys[inst, kidx] != k:
-                _reset_state_slot(prog, st, q, inst, slot)
-                st.keys[inst, kidx] = k
+            slot = _claim(prog, st, cls, inst, k)
             # X: start + the other predecessors of E
             for r in range(A * L):
                 x[r] = 0
@@ -362,20 +371,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                     x[lane] = 1
             for pj in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
                 src = prog.pred_src[pj]
-                if src == s:
-                    continue
-                base = prog.q_toff[q] + (slot * S + src) * A * L
-                for r in range(0, A * L, L):
-                    for lane in range(L):
-                        x[r + lane] = _addmod(x[r + lane], st.tot[inst, base + r + lane], P[lane])
-                ebase = prog.q_eoff[q] + (slot * S + src) * M
-                for r in range(M):
-                    v = st.ext[inst, ebase + r]
-                    if not np.isnan(v):
-                        cur = xe[r]
-                        if _better(v, cur, r < nmin):
-                            xe[r] = v
-            tbase = prog.q_toff[q] + (slot * S + s) * A * L
+                if src != s:
+                    _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, x, xe)
+            tbase = prog.c_toff[cls] + slot * A * L
             any_trend = False
             for lane in range(L):
                 if x[lane] != 0 or st.tot[inst, tbase + lane] != 0:
@@ -397,7 +395,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
             for rj in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
                 wj = prog.set_wmap[b, prog.sum_w[rj]]
                 _own_coef(prog, st, inst, c, nw, wj, prog.sum_reg[rj], tbase, x, new)
-            ebase = prog.q_eoff[q] + (slot * S + s) * M
+            ebase = prog.c_eoff[cls] + slot * M
             newe = sc.vext2
             for r in range(M):
                 cur = st.ext[inst, ebase + r]
@@ -412,14 +410,13 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 cur = newe[reg]
                 if _better(v, cur, reg < nmin):
                     newe[reg] = v
-            if s == prog.q_end[q]:
+            if prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1]:
                 # the burst's vertices add up to new - T0
                 for r in range(0, A * L, L):
                     for lane in range(L):
                         i = r + lane
                         x[i] = _addmod(new[i], P[lane] - st.tot[inst, tbase + i], P[lane])
-                gi = st.inst_ginst[inst, prog.q_gsel[q]]
-                _add_result(prog, st, q, gi, k, x, newe)
+                _end_results(prog, st, cls, inst, k, x, newe)
             for r in range(A * L):
                 st.tot[inst, tbase + r] = new[r]
             for r in range(M):

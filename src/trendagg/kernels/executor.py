@@ -100,7 +100,8 @@ class CompiledExecutor:
     def __init__(self, plans: list[QueryPlan], strategy: str = "hamlet"):
         self.plans = plans
         self.mode = MODES[strategy]
-        self.low: Lowered = lower(plans)
+        # hamlet: states equal by construction across queries share their registers
+        self.low: Lowered = lower(plans, merge=self.mode > 0)
         self.regs = [Registers(p.layout) for p in plans]
         self._held: ColumnarBatch | None = None
         self._held_time: Any = None
@@ -258,9 +259,9 @@ class CompiledExecutor:
         if not n:
             return
         live = np.zeros(n, dtype=bool)
-        for q in range(len(self.plans)):
-            sp = prog.q_spec[q]
-            cols = st.keys[:n, prog.q_koff[q] : prog.q_koff[q] + prog.q_NS[q]]
+        for c in range(len(prog.c_koff)):
+            sp = prog.c_spec[c]
+            cols = st.keys[:n, prog.c_koff[c] : prog.c_koff[c] + prog.c_NS[c]]
             live |= (cols >= st.closed[sp]).any(axis=1)
         for inst in np.flatnonzero(~live).tolist():
             entry = self._inst_key[inst]
@@ -401,10 +402,10 @@ class CompiledExecutor:
         replay: bool = False,
     ) -> list[ResultRow]:
         ev = self._events(batch, replay)
-        if not replay and len(ev.types) and (self._tg == 0 or 4 * self._need > 3 * self.lim[0]):
-            # the chunk's own windows tell the lanes it needs at least: better a
-            # rebuild now than one after running half the chunk (checked at the
-            # start, and when the windows seen so far come near the capacity)
+        if not replay and len(ev.types) and self._tg == 0:
+            # the first chunk's windows tell the lanes the stream needs at least:
+            # better a rebuild now than one after running half the chunk (later
+            # growth costs one chunk's replay)
             need = self._chunk_need(ev)
             if need > self.lim[0]:
                 self._need = max(self._need, need)
@@ -606,7 +607,7 @@ class CompiledExecutor:
                     radix = int(combined.max()) + 1
                 combined = combined * size + codes
                 radix *= size
-            inv = _dense_codes(combined)
+            inv = combined if len(cols) == 1 else _dense_codes(combined)
             first = np.empty(int(inv.max()) + 1, dtype=np.int64)
             first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)  # the last write wins
             reps = index[first]

@@ -25,8 +25,8 @@ from trendagg.plan.windows import WindowSpec, pane_length
 
 Program = namedtuple(
     "Program",
-    "q_spec q_part q_S q_A q_M q_nmin q_NS q_start q_end q_toff q_eoff q_koff q_roff q_reoff "
-    "q_rkoff q_gsel q_grouping q_soff pred_ptr pred_src cnt_ptr cnt_reg sum_ptr sum_reg sum_w "
+    "q_spec q_part q_S q_A q_M q_nmin q_NS q_start q_end qs_c c_toff c_eoff c_koff c_A c_M c_NS "
+    "c_spec c_end_ptr c_end_q q_roff q_reoff q_rkoff q_gsel q_grouping q_soff pred_ptr pred_src cnt_ptr cnt_reg sum_ptr sum_reg sum_w "
     "ext_ptr ext_reg ext_a ty_ptr ty_bind b_q b_s b_f b_set set_part set_role set_f set_q_ptr "
     "set_q set_s set_nw set_wcol set_wmap set_na set_acol set_amap set_boff set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff",
@@ -115,6 +115,68 @@ def _repeatable(plan: QueryPlan) -> set[str]:
     return out
 
 
+def _state_classes(
+    keys_of: list[tuple[object, ...]],
+    q_soff: list[int],
+    q_start: list[int],
+    preds: list[list[int]],
+    bindings: list[tuple[int, int, int, str]],
+    cnt: list[list[int]],
+    sums: list[list[tuple[int, int]]],
+    exts: list[list[tuple[int, int]]],
+    merge: bool,
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """The class of every (query, state) (indexed like ``preds``) and each class's first member.
+
+    Two states are merged when their registers are equal by construction: same
+    window, partitioning and register layout, same event type and filter, both
+    the start or neither, both with a self-loop or neither, what each of its
+    events adds to its own registers the same, and predecessors (other than
+    itself) of the same classes, recursively. A state on a cycle through other
+    states (nested Kleene) is never merged.
+    """
+    qs_c = [-1] * len(preds)
+    reps: list[tuple[int, int]] = []
+    index: dict[tuple[object, ...], int] = {}
+
+    def visit(qi: int, s: int, path: frozenset[int]) -> int:
+        gs = q_soff[qi] + s
+        if qs_c[gs] >= 0:
+            return qs_c[gs]
+        others = [src for src in preds[gs] if src != s]
+        key: tuple[object, ...]
+        if not merge or any(q_soff[qi] + src in path for src in others):
+            key = ("alone", qi, s)
+        else:
+            below = tuple(sorted(visit(qi, src, path | {gs}) for src in others))
+            if any(qs_c[q_soff[qi] + src] < 0 for src in others):
+                key = ("alone", qi, s)  # a cycle below: not settled
+            else:
+                f, typ = bindings[gs][2], bindings[gs][3]
+                key = (
+                    keys_of[qi][:5],
+                    typ,
+                    f,
+                    s == q_start[qi],
+                    s in preds[gs],
+                    tuple(cnt[gs]),
+                    tuple(sums[gs]),
+                    tuple(exts[gs]),
+                    below,
+                )
+        c = index.get(key)
+        if c is None:
+            c = index[key] = len(reps)
+            reps.append((qi, s))
+        qs_c[gs] = c
+        return c
+
+    for qi in range(len(keys_of)):
+        for s in range(len(keys_of[qi][5])):  # type: ignore[arg-type]
+            visit(qi, s, frozenset())
+    return qs_c, reps
+
+
 def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     for i, items in enumerate(lists):
@@ -127,8 +189,13 @@ def _i64(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def lower(plans: list[QueryPlan]) -> Lowered:
-    """Lay out the supported queries ``plans`` (see :func:`supported`)."""
+def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
+    """Lay out the supported queries ``plans`` (see :func:`supported`).
+
+    Registers are stored per state class: with ``merge``, states of different
+    queries whose registers are equal by construction share one class (see
+    :func:`_state_classes`); without, every state of every query is its own.
+    """
     types: list[str] = []
     for p in plans:
         for v in p.vars.values():
@@ -221,21 +288,40 @@ def lower(plans: list[QueryPlan]) -> Lowered:
             info = plan.vars[var]
             bindings.append((qi, s, filter_of(plan, var), info.type))
 
-    # per-partitioning offsets of each query's blocks in an instance row
-    q_toff = [0] * len(plans)
-    q_eoff = [0] * len(plans)
-    q_koff = [0] * len(plans)
+    # state classes, and per-partitioning offsets of each class's block in an instance
+    # row: NS window slots of A registers (times the lanes: scaled() multiplies), M
+    # extremes and one window key
+    keys_of = [
+        (q_spec[qi], q_part[qi], q_A[qi], q_M[qi], q_nmin[qi], state_names[qi])
+        for qi in range(len(plans))
+    ]
+    qs_c, reps = _state_classes(keys_of, q_soff, q_start, preds, bindings, cnt, sums, exts, merge)
+    nc = len(reps)
+    c_toff, c_eoff, c_koff = [0] * nc, [0] * nc, [0] * nc
+    c_A = [q_A[qi] for qi, _ in reps]
+    c_M = [q_M[qi] for qi, _ in reps]
+    c_NS = [q_NS[qi] for qi, _ in reps]
+    c_spec = [q_spec[qi] for qi, _ in reps]
     widths = {"tot": 1, "ext": 1, "keys": 1}
-    for pt in parts:
+    for g in range(len(parts)):
         t = e = k = 0
-        for qi in pt.queries:
-            q_toff[qi], q_eoff[qi], q_koff[qi] = t, e, k
-            t += q_NS[qi] * q_S[qi] * q_A[qi]  # in lanes: scaled() multiplies
-            e += q_NS[qi] * q_S[qi] * q_M[qi]
-            k += q_NS[qi]
+        for c, (qi, _) in enumerate(reps):
+            if q_part[qi] != g:
+                continue
+            c_toff[c], c_eoff[c], c_koff[c] = t, e, k
+            t += c_NS[c] * c_A[c]
+            e += c_NS[c] * c_M[c]
+            k += c_NS[c]
         widths["tot"] = max(widths["tot"], t)
         widths["ext"] = max(widths["ext"], e)
         widths["keys"] = max(widths["keys"], k)
+    c_end_lists: list[list[int]] = [[] for _ in range(nc)]
+    for qi in range(len(plans)):
+        c_end_lists[qs_c[q_soff[qi] + q_end[qi]]].append(qi)
+    c_end_ptr, c_end_q = _csr(c_end_lists)
+    # one binding per class: its representative's (the others would add twice)
+    rep_of = {(qi, s) for qi, s in reps}
+    bindings = [bd if (bd[0], bd[1]) in rep_of else (-1, *bd[1:]) for bd in bindings]
     q_roff = [0] * len(plans)
     q_reoff = [0] * len(plans)
     q_rkoff = [0] * len(plans)
@@ -270,6 +356,14 @@ def lower(plans: list[QueryPlan]) -> Lowered:
             else:
                 sets.append((typ, q_part[qi], f, [(qi, s)]))
     sets = [s for s in sets if len(s[3]) >= 2]
+    # a type in any member query's pattern interrupts the set's bursts (role 2)
+    set_queries = [sorted({qi for qi, _ in entry[3]}) for entry in sets]
+    for entry in sets:  # a class's registers are updated once, by its representative
+        classes = []
+        for qi, st_ in entry[3]:
+            if qs_c[q_soff[qi] + st_] not in classes:
+                classes.append(qs_c[q_soff[qi] + st_])
+        entry[3][:] = [reps[c] for c in classes]
     set_of_binding: dict[tuple[int, int], int] = {}
     for b, (_, _, _, members) in enumerate(sets):
         for qi, s in members:
@@ -278,7 +372,8 @@ def lower(plans: list[QueryPlan]) -> Lowered:
     ty_lists: list[list[int]] = [[] for _ in range(n_types)]
     b_q, b_s, b_f, b_set = [], [], [], []
     for bi, (qi, s, f, typ) in enumerate(bindings):
-        ty_lists[tcode[typ]].append(bi)
+        if qi >= 0:
+            ty_lists[tcode[typ]].append(bi)
         b_q.append(qi)
         b_s.append(s)
         b_f.append(f if filters[f].required or filters[f].predicates else -1)
@@ -303,7 +398,7 @@ def lower(plans: list[QueryPlan]) -> Lowered:
         set_f.append(f if filters[f].required or filters[f].predicates else -1)
         set_q_lists.append([qi for qi, _ in members])
         set_s_lists.append([s for _, s in members])
-        for qi, _ in members:
+        for qi in set_queries[b]:
             for v in plans[qi].vars.values():
                 set_role[b, tcode[v.type]] = 2
         set_role[b, tcode[typ]] = 1
@@ -376,9 +471,16 @@ def lower(plans: list[QueryPlan]) -> Lowered:
         q_NS=_i64(q_NS),
         q_start=_i64(q_start),
         q_end=_i64(q_end),
-        q_toff=_i64(q_toff),  # scaled by the lanes in State
-        q_eoff=_i64(q_eoff),
-        q_koff=_i64(q_koff),
+        qs_c=_i64(qs_c),
+        c_toff=_i64(c_toff),  # scaled by the lanes in State
+        c_eoff=_i64(c_eoff),
+        c_koff=_i64(c_koff),
+        c_A=_i64(c_A),
+        c_M=_i64(c_M),
+        c_NS=_i64(c_NS),
+        c_spec=_i64(c_spec),
+        c_end_ptr=c_end_ptr,
+        c_end_q=c_end_q,
         q_roff=_i64(q_roff),  # scaled by the lanes in State
         q_reoff=_i64(q_reoff),
         q_rkoff=_i64(q_rkoff),
@@ -448,7 +550,7 @@ def lower(plans: list[QueryPlan]) -> Lowered:
 def scaled(program: Program, lanes: int) -> Program:
     """The program with its additive offsets in int64 units for ``lanes`` lanes."""
     return program._replace(
-        q_toff=program.q_toff * lanes,
+        c_toff=program.c_toff * lanes,
         q_roff=program.q_roff * lanes,
         set_boff=_boff(program, lanes),
     )
