@@ -44,45 +44,22 @@ def _load_workload(path: str) -> Any:
         raise type(exc)(f"in {path}: {exc}") from None
 
 
-def _read_events(args: argparse.Namespace, plans: list[Any]) -> Any:
-    """Events of args.events with the column options, rejecting what the queries cannot read."""
+def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = False) -> Any:
+    """Events of args.events with the column options, rejecting what the queries cannot read;
+    ``columnar``: as arrays (read_columnar, the same rules and rejects), for the kernels."""
     from trendagg.io import read_events
-    from trendagg.plan.compile import numeric_requirements
-
-    return read_events(
-        args.events,
-        type_col=args.type_col,
-        time_col=args.time_col,
-        event_type=args.event_type,
-        numeric=numeric_requirements(plans),
-        columns=args.columns,
-    )
-
-
-def _run_columnar(
-    args: argparse.Namespace, plans: list[Any], stats: dict[str, Any]
-) -> tuple[Any, list[Any]]:
-    """The local engine's fast path: the file read into arrays (same rules and rejects as
-    read_events), the compiled kernels where they apply, the Python engine for the rest."""
-    from trendagg.engine import Runner
     from trendagg.io.columnar_readers import read_columnar
     from trendagg.plan.compile import numeric_requirements
 
-    read = read_columnar(
-        args.events,
-        type_col=args.type_col,
-        time_col=args.time_col,
-        event_type=args.event_type,
-        numeric=numeric_requirements(plans),
-        names=args.columns,
-    )
-    runner = Runner(plans, args.strategy, trend_limit=args.trend_limit)
-    rows = runner.feed_columns(read.events)
-    rows += runner.finish()
-    runner.report(stats)
-    order = {p.name: i for i, p in enumerate(plans)}
-    rows.sort(key=lambda r: order[r.query])  # as run_strategy: by query, windows in order
-    return read, rows
+    options: dict[str, Any] = {
+        "type_col": args.type_col,
+        "time_col": args.time_col,
+        "event_type": args.event_type,
+        "numeric": numeric_requirements(plans),
+    }
+    if columnar:
+        return read_columnar(args.events, names=args.columns, **options)
+    return read_events(args.events, columns=args.columns, **options)
 
 
 def _format_for(path: str | None, fmt: str | None) -> str:
@@ -155,10 +132,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stats: dict[str, Any] = {}
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
-    elif args.engine == "local" and args.strategy != "twostep":
-        read, rows = _run_columnar(args, plans, stats)
     else:
-        read = _read_events(args, plans)
+        # the local engine reads arrays for the kernels; twostep and python, Python objects
+        read = _read_events(args, plans, args.engine == "local" and args.strategy != "twostep")
         bar, tick = _progress(len(read.events), not args.quiet)
         with bar:
             rows = run_strategy(

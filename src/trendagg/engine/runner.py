@@ -10,12 +10,15 @@ a chunk may end in the middle of a run of equal times.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
+
+if TYPE_CHECKING:
+    from trendagg.io.columnar import ColumnarBatch
 
 STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
 DEFAULT_STRATEGY = "hamlet"
@@ -236,7 +239,7 @@ class Runner:
 
 def run_events(
     plans: list[QueryPlan],
-    events: EventBatch,
+    events: EventBatch | ColumnarBatch,
     strategy: str = DEFAULT_STRATEGY,
     *,
     trend_limit: int | None = None,
@@ -245,7 +248,8 @@ def run_events(
     log: bool = False,
     compiled: bool = True,
 ) -> list[ResultRow]:
-    """All rows of a workload over one batch of events, grouped by query in workload order.
+    """All rows of a workload over one batch of events (or a ColumnarBatch, the kernels'
+    fast path), grouped by query in workload order.
 
     ``progress`` is called with the number of events done since its last call;
     ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
@@ -253,8 +257,15 @@ def run_events(
     them (on the Python engine). ``compiled=False`` runs every query on the Python
     engine; by default the queries the kernel supports run compiled.
     """
+    from trendagg.io.columnar import ColumnarBatch
+
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=compiled)
-    rows = runner.feed(events, progress)
+    if isinstance(events, ColumnarBatch):
+        rows = runner.feed_columns(events)
+        if progress is not None:
+            progress(len(events))
+    else:
+        rows = runner.feed(events, progress)
     rows.extend(runner.finish())
     if stats is not None:
         runner.report(stats)

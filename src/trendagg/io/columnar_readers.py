@@ -50,11 +50,13 @@ from trendagg.io.readers import (
     _parquet_table,
     _text_column,
     _text_lines,
+    assemble_text,
+    csv_failure,
+    keep_row,
     read_arrow,
     read_events,
     resolve_format,
 )
-from trendagg.io.values import parse_cell
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -334,16 +336,7 @@ def _text_table(
         _check_quotes(plan.location, plan.source, plan.gzipped)
         quotes_checked[0] = True
     try:
-        return assemble_table(
-            table,
-            source=plan.source,
-            type_col=plan.type_col,
-            time_col=plan.time_col,
-            event_type=plan.event_type,
-            numeric=plan.numeric,
-            text=True,
-            first_row=first_row,
-        )
+        return _assemble(table, plan, first_row, text=True)
     except Undecided:
         return _text_table_slow(table, plan, first_row)
 
@@ -380,7 +373,6 @@ def _python_csv_chunks(plan: _Source, chunk_rows: int, *, skip: int) -> Iterator
     """``readers._read_csv_python`` in chunks, from data row ``skip + 1``."""
     assert plan.header is not None
     header = plan.header
-    width = len(header)
     quotes_checked = [False]
     need_one = not skip
     reader = None
@@ -399,20 +391,7 @@ def _python_csv_chunks(plan: _Source, chunk_rows: int, *, skip: int) -> Iterator
                 row += 1
                 if row <= skip:
                     continue
-                if len(cells) > width:
-                    record: dict[str, object] = dict(zip(header, cells, strict=False))
-                    record["_extra"] = cells[width:]
-                    reason = (
-                        f"row has {len(cells)} cells but the header has {width} columns; "
-                        "quote cells that contain commas"
-                    )
-                    rejected.append(RejectedRow(plan.source, row, reason, record))
-                else:
-                    for values, cell in zip(raw, cells, strict=False):
-                        values.append(cell)
-                    for values in raw[len(cells) :]:
-                        values.append(None)
-                    rows.append(row)
+                keep_row(header, cells, row, raw, rows, rejected, plan.source)
                 if row - skip >= chunk_rows:
                     yield _python_chunk(plan, raw, rows, rejected, quotes_checked)
                     need_one = False
@@ -423,10 +402,7 @@ def _python_csv_chunks(plan: _Source, chunk_rows: int, *, skip: int) -> Iterator
     except UnicodeDecodeError as error:
         raise _not_utf8(plan.source, error) from None
     except (csv.Error, OSError, EOFError) as error:
-        line = f", line {reader.line_num}" if reader is not None else ""
-        raise InputError(
-            f"cannot read {plan.source}{line} as CSV ({error}); check the file"
-        ) from None
+        raise csv_failure(plan.source, reader, error) from None
 
 
 def _python_chunk(
@@ -442,31 +418,16 @@ def _python_chunk(
     if not quotes_checked[0] and any("\n" in text for values in raw for text in values if text):
         _check_quotes(plan.location, plan.source, plan.gzipped)
         quotes_checked[0] = True
-    columns: dict[str, list[object]] = {}
-    for name, values in zip(header, raw, strict=True):
-        if name == plan.type_col and plan.event_type is None:
-            columns[name] = [None if text is None else text.strip() or None for text in values]
-        else:
-            columns[name] = [parse_cell(text) for text in values]
-
-    def record_of(i: int) -> dict[str, object]:
-        return {
-            name: values[i]
-            for name, values in zip(header, raw, strict=True)
-            if values[i] is not None
-        }
-
-    result = assemble(
-        source=plan.source,
-        names=header,
-        columns=columns,
-        rows=rows,
-        record_of=record_of,
-        type_col=plan.type_col,
-        time_col=plan.time_col,
-        event_type=plan.event_type,
-        numeric=plan.numeric,
-        rejected=rejected,
+    result = assemble_text(
+        header,
+        raw,
+        rows,
+        rejected,
+        plan.source,
+        plan.type_col,
+        plan.time_col,
+        plan.event_type,
+        plan.numeric,
     )
     return ColumnarResult(ColumnarBatch.from_events(result.events), result.rejected)
 
@@ -527,19 +488,23 @@ def _with_keys(table: pa.Table, keys: Mapping[str, object]) -> pa.Table:
     return table
 
 
+def _assemble(table: pa.Table, plan: _Source, first_row: int, *, text: bool) -> ColumnarResult:
+    return assemble_table(
+        table,
+        source=plan.source,
+        type_col=plan.type_col,
+        time_col=plan.time_col,
+        event_type=plan.event_type,
+        numeric=plan.numeric,
+        text=text,
+        first_row=first_row,
+    )
+
+
 def _typed_table(table: pa.Table, plan: _Source, first_row: int) -> ColumnarResult:
     """A batch of Parquet rows; what the arrays cannot decide, by ``read_arrow``."""
     try:
-        return assemble_table(
-            table,
-            source=plan.source,
-            type_col=plan.type_col,
-            time_col=plan.time_col,
-            event_type=plan.event_type,
-            numeric=plan.numeric,
-            text=False,
-            first_row=first_row,
-        )
+        return _assemble(table, plan, first_row, text=False)
     except Undecided:
         result = read_arrow(
             table,

@@ -429,38 +429,69 @@ def _read_csv_python(
         with _text_lines(path, gzipped) as handle:
             reader = csv.reader(handle)
             header = names if names is not None else next((r for r in reader if r), [])
-            width = len(header)
             raw = [[] for _ in header]
             row = 0
             for cells in reader:
                 if not cells:
                     continue
                 row += 1
-                if len(cells) > width:
-                    record: dict[str, object] = dict(zip(header, cells, strict=False))
-                    record["_extra"] = cells[width:]
-                    rejected.append(
-                        RejectedRow(
-                            source,
-                            row,
-                            f"row has {len(cells)} cells but the header has {width} columns; "
-                            "quote cells that contain commas",
-                            record,
-                        )
-                    )
-                    continue
-                for values, cell in zip(raw, cells, strict=False):
-                    values.append(cell)
-                for values in raw[len(cells) :]:
-                    values.append(None)
-                rows.append(row)
+                keep_row(header, cells, row, raw, rows, rejected, source)
     except UnicodeDecodeError as error:
         raise _not_utf8(source, error) from None
     except (csv.Error, OSError, EOFError) as error:
-        line = f", line {reader.line_num}" if reader is not None else ""
-        raise InputError(f"cannot read {source}{line} as CSV ({error}); check the file") from None
+        raise csv_failure(source, reader, error) from None
     if any("\n" in text for values in raw for text in values if text):
         _check_quotes(path, source, gzipped)
+    return assemble_text(
+        header, raw, rows, rejected, source, type_col, time_col, event_type, numeric
+    )
+
+
+def keep_row(
+    header: list[str],
+    cells: list[str],
+    row: int,
+    raw: list[list[str | None]],
+    rows: list[int],
+    rejected: list[RejectedRow],
+    source: str,
+) -> None:
+    """A CSV row into the text columns (absent cells missing), or rejected when it has
+    more cells than the header (the extra cells kept under ``_extra``)."""
+    width = len(header)
+    if len(cells) > width:
+        record: dict[str, object] = dict(zip(header, cells, strict=False))
+        record["_extra"] = cells[width:]
+        reason = (
+            f"row has {len(cells)} cells but the header has {width} columns; "
+            "quote cells that contain commas"
+        )
+        rejected.append(RejectedRow(source, row, reason, record))
+        return
+    for values, cell in zip(raw, cells, strict=False):
+        values.append(cell)
+    for values in raw[len(cells) :]:
+        values.append(None)
+    rows.append(row)
+
+
+def csv_failure(source: str, reader: Any, error: Exception) -> InputError:
+    line = f", line {reader.line_num}" if reader is not None else ""
+    return InputError(f"cannot read {source}{line} as CSV ({error}); check the file")
+
+
+def assemble_text(
+    header: list[str],
+    raw: list[list[str | None]],
+    rows: list[int],
+    rejected: list[RejectedRow],
+    source: str,
+    type_col: str,
+    time_col: str,
+    event_type: str | None,
+    numeric: Numeric,
+) -> ReadResult:
+    """Events of CSV text columns (cells parsed as the value model reads them)."""
     columns: dict[str, list[object]] = {}
     for name, values in zip(header, raw, strict=True):
         if name == type_col and event_type is None:

@@ -89,8 +89,9 @@ def _add_class(prog, st, q, c, inst, k, vec, vext):  # type: ignore[no-untyped-d
 
 
 @njit(**JIT_INLINE)
-def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
-    """vec/vext = start + registers entering state s of query q in window k; True if any trend."""
+def _gather(prog, st, q, s, inst, k, vec, vext, skip):  # type: ignore[no-untyped-def]
+    """vec/vext = start + registers entering state s of query q in window k, but for the
+    predecessor state ``skip`` (-1: none); True if any trend."""
     L = st.P.shape[0]
     A = prog.q_A[q]
     M = prog.q_M[q]
@@ -103,8 +104,9 @@ def _gather(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
             vec[lane] = 1
     gs = prog.q_soff[q] + s
     for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
-        c = prog.qs_c[prog.q_soff[q] + prog.pred_src[j]]
-        _add_class(prog, st, q, c, inst, k, vec, vext)
+        src = prog.pred_src[j]
+        if src != skip:
+            _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
             return True
@@ -361,18 +363,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
         cls = prog.qs_c[gs]
         for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
             slot = _claim(prog, st, cls, inst, k)
-            # X: start + the other predecessors of E
-            for r in range(A * L):
-                x[r] = 0
-            for r in range(M):
-                xe[r] = np.nan
-            if s == prog.q_start[q]:
-                for lane in range(L):
-                    x[lane] = 1
-            for pj in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
-                src = prog.pred_src[pj]
-                if src != s:
-                    _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, x, xe)
+            _gather(prog, st, q, s, inst, k, x, xe, s)  # X: start + E's other predecessors
             tbase = prog.c_toff[cls] + slot * A * L
             any_trend = False
             for lane in range(L):
@@ -469,7 +460,7 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
     M = prog.q_M[q]
     L = st.P.shape[0]
     for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-        if not _gather(prog, st, q, s, inst, k, sc.vec, sc.vext):
+        if not _gather(prog, st, q, s, inst, k, sc.vec, sc.vext, -1):
             continue
         _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
         sc.ent[n_ent, 0] = q

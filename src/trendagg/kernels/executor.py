@@ -71,6 +71,15 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
     return ids[inv]
 
 
+def _one_kind(name: str, what: str) -> ExecutionError:
+    return ExecutionError(
+        f"attribute '{name}' {what}; the compiled engine keeps one kind per aggregated "
+        f"attribute (results show each value's kind); run with --engine python "
+        f"(compiled=False in the API), or make the column one kind (for example write 5.0 "
+        f"for 5)"
+    )
+
+
 def _dense_codes(values: np.ndarray) -> np.ndarray:
     """Codes 0..m-1 for the m distinct values (equal values, equal codes)."""
     if values.dtype.kind in "iu" and len(values):
@@ -633,12 +642,7 @@ class CompiledExecutor:
         """An aggregated attribute keeps one kind of number for the whole run."""
         first = self._kinds.setdefault(name, kind)
         if first != kind:
-            raise ExecutionError(
-                f"attribute '{name}' held {first} values in earlier events and {kind} values "
-                f"now; the compiled engine keeps one kind per aggregated attribute (results "
-                f"show each value's kind); run with --engine python (compiled=False in the "
-                f"API), or make the column one kind (for example write 5.0 for 5)"
-            )
+            raise _one_kind(name, f"held {first} values in earlier events and {kind} values now")
 
     def _weights(self, batch: ColumnarBatch, w: int, name: str) -> np.ndarray:
         """Residues of the exact (scaled) values of a summed attribute."""
@@ -696,13 +700,7 @@ class CompiledExecutor:
             for v, ok in zip(col.values, col.valid.tolist(), strict=True)
             if ok
         ):
-            raise ExecutionError(
-                f"attribute '{name}' holds both integer and decimal values across the "
-                f"chunks of this run; the compiled engine keeps one kind per aggregated "
-                f"attribute (results show each value's kind); run with --engine python "
-                f"(compiled=False in the API), or make the column one kind (for example "
-                f"write 5.0 for 5)"
-            )
+            raise _one_kind(name, "holds both integer and decimal values across the chunks")
 
     def _need_bits(self, w: int, bits: int) -> None:
         self._wbits[w] = bits

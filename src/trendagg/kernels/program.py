@@ -115,8 +115,30 @@ def _repeatable(plan: QueryPlan) -> set[str]:
     return out
 
 
+def _blocks(
+    rows: list[list[int]], ns: list[int], a: list[int], m: list[int], names: tuple[str, str, str]
+) -> tuple[list[int], list[int], list[int], dict[str, int]]:
+    """Offsets of blocks laid side by side in rows: each item i of a row takes ns[i] window
+    slots of a[i] registers (times the lanes: scaled() multiplies), of m[i] extremes and of
+    one key; and the widest row of each kind, under ``names``."""
+    n = len(ns)
+    add, ext, key = [0] * n, [0] * n, [0] * n
+    widths = dict.fromkeys(names, 1)
+    for items in rows:
+        t = e = k = 0
+        for i in items:
+            add[i], ext[i], key[i] = t, e, k
+            t += ns[i] * a[i]
+            e += ns[i] * m[i]
+            k += ns[i]
+        for name, used in zip(names, (t, e, k), strict=True):
+            widths[name] = max(widths[name], used)
+    return add, ext, key, widths
+
+
 def _state_classes(
     keys_of: list[tuple[object, ...]],
+    q_S: list[int],
     q_soff: list[int],
     q_start: list[int],
     preds: list[list[int]],
@@ -154,7 +176,7 @@ def _state_classes(
             else:
                 f, typ = bindings[gs][2], bindings[gs][3]
                 key = (
-                    keys_of[qi][:5],
+                    keys_of[qi],
                     typ,
                     f,
                     s == q_start[qi],
@@ -172,7 +194,7 @@ def _state_classes(
         return c
 
     for qi in range(len(keys_of)):
-        for s in range(len(keys_of[qi][5])):  # type: ignore[arg-type]
+        for s in range(q_S[qi]):
             visit(qi, s, frozenset())
     return qs_c, reps
 
@@ -291,30 +313,22 @@ def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
     # state classes, and per-partitioning offsets of each class's block in an instance
     # row: NS window slots of A registers (times the lanes: scaled() multiplies), M
     # extremes and one window key
-    keys_of = [
-        (q_spec[qi], q_part[qi], q_A[qi], q_M[qi], q_nmin[qi], state_names[qi])
-        for qi in range(len(plans))
-    ]
-    qs_c, reps = _state_classes(keys_of, q_soff, q_start, preds, bindings, cnt, sums, exts, merge)
+    keys_of = [(q_spec[qi], q_part[qi], q_A[qi], q_M[qi], q_nmin[qi]) for qi in range(len(plans))]
+    qs_c, reps = _state_classes(
+        keys_of, q_S, q_soff, q_start, preds, bindings, cnt, sums, exts, merge
+    )
     nc = len(reps)
-    c_toff, c_eoff, c_koff = [0] * nc, [0] * nc, [0] * nc
     c_A = [q_A[qi] for qi, _ in reps]
     c_M = [q_M[qi] for qi, _ in reps]
     c_NS = [q_NS[qi] for qi, _ in reps]
     c_spec = [q_spec[qi] for qi, _ in reps]
-    widths = {"tot": 1, "ext": 1, "keys": 1}
-    for g in range(len(parts)):
-        t = e = k = 0
-        for c, (qi, _) in enumerate(reps):
-            if q_part[qi] != g:
-                continue
-            c_toff[c], c_eoff[c], c_koff[c] = t, e, k
-            t += c_NS[c] * c_A[c]
-            e += c_NS[c] * c_M[c]
-            k += c_NS[c]
-        widths["tot"] = max(widths["tot"], t)
-        widths["ext"] = max(widths["ext"], e)
-        widths["keys"] = max(widths["keys"], k)
+    c_toff, c_eoff, c_koff, widths = _blocks(
+        [[c for c, (qi, _) in enumerate(reps) if q_part[qi] == g] for g in range(len(parts))],
+        c_NS,
+        c_A,
+        c_M,
+        ("tot", "ext", "keys"),
+    )
     c_end_lists: list[list[int]] = [[] for _ in range(nc)]
     for qi in range(len(plans)):
         c_end_lists[qs_c[q_soff[qi] + q_end[qi]]].append(qi)
@@ -322,22 +336,14 @@ def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
     # one binding per class: its representative's (the others would add twice)
     rep_of = {(qi, s) for qi, s in reps}
     bindings = [bd if (bd[0], bd[1]) in rep_of else (-1, *bd[1:]) for bd in bindings]
-    q_roff = [0] * len(plans)
-    q_reoff = [0] * len(plans)
-    q_rkoff = [0] * len(plans)
-    group_widths = {"res": 1, "ext": 1, "keys": 1}
-    for _gid, (g, sel) in enumerate(grouping_of):
-        r = e = k = 0
-        for qi in parts[g].queries:
-            if q_gsel[qi] != sel:
-                continue
-            q_roff[qi], q_reoff[qi], q_rkoff[qi] = r, e, k
-            r += q_NS[qi] * q_A[qi]
-            e += q_NS[qi] * q_M[qi]
-            k += q_NS[qi]
-        group_widths["res"] = max(group_widths["res"], r)
-        group_widths["ext"] = max(group_widths["ext"], e)
-        group_widths["keys"] = max(group_widths["keys"], k)
+    # per-grouping offsets of each query's result block in a group row
+    q_roff, q_reoff, q_rkoff, group_widths = _blocks(
+        [[qi for qi in parts[g].queries if q_gsel[qi] == sel] for g, sel in grouping_of],
+        q_NS,
+        q_A,
+        q_M,
+        ("res", "ext", "keys"),
+    )
 
     # sharing sets: E+ (a state with a self-loop) in queries of one partitioning, one rule for E
     sets: list[tuple[str, int, int, list[tuple[int, int]]]] = []
