@@ -227,11 +227,8 @@ class CompiledExecutor:
         st.keys[inst] = SENT
         st.mkeys[inst] = SENT
         st.mixed[inst] = -1
-        st.bur[inst] = self._burst_template
-        for j in range(0, st.burf.shape[1], 2):
-            st.burf[inst, j] = np.inf
-            if j + 1 < st.burf.shape[1]:
-                st.burf[inst, j + 1] = -np.inf
+        st.burf[inst, 0::2] = np.inf  # burst minima (even) and maxima (odd): none yet
+        st.burf[inst, 1::2] = -np.inf
         part = self.low.partitionings[g]
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
