@@ -50,7 +50,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
     from trendagg.engine import Runner
     from trendagg.io.columnar_readers import iter_columnar
     from trendagg.language import parse
-    from trendagg.plan.compile import compile_workload
+    from trendagg.plan.compile import attributes_read, compile_workload
     from workloads import sharing_workload
 
     plans = compile_workload(parse(sharing_workload(int(config["k"]))))  # type: ignore[call-overload]
@@ -61,7 +61,10 @@ def child(config: dict[str, object]) -> dict[str, object]:
     events = 0
     read = 0.0
     chunks = iter_columnar(
-        str(config["path"]), numeric={"Travel": {"duration"}}, chunk_rows=CHUNK_ROWS
+        str(config["path"]),
+        numeric={"Travel": {"duration"}},
+        chunk_rows=CHUNK_ROWS,
+        attributes=attributes_read(plans),  # as trendagg run --engine local reads
     )
     imported = time.perf_counter()
     while True:

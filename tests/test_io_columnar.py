@@ -900,3 +900,52 @@ def test_parquet_files_of_different_kinds(tmp_path: Path) -> None:
         "w": "float",
         "u": "text",
     }
+
+
+def test_attributes_keep_only_the_named_columns_and_full_rejected_records(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.csv"
+    path.write_text(
+        "type,time,driver,rider,speed,note\n"
+        "A,1,7,3,10.5,x\n"
+        "B,never,8,4,11,y\n"  # rejected: its record keeps every cell
+        "B,3,9,5,fast,z\n"  # rejected: speed is read as a number
+        "A,4,,6,12,w\n"
+    )
+    keep = {"driver"}
+    numeric = {"B": ["speed"]}
+    full = read_events(path, numeric=numeric)
+    expected = EventBatch(
+        types=full.events.types,
+        times=full.events.times,
+        columns={k: v for k, v in full.events.columns.items() if k in keep | {"speed"}},
+        rows=full.events.rows,
+        source=full.events.source,
+    )
+    whole = read_columnar(path, numeric=numeric, attributes=keep)
+    assert sorted(whole.events.columns) == ["driver", "speed"]  # numeric ones are kept
+    assert_same_events(whole.events.to_events(), expected)
+    assert rejects(whole.rejected) == rejects(full.rejected)
+    assert [r.record for r in whole.rejected] == [r.record for r in full.rejected]
+    assert whole.rejected[0].record["note"] == "y"
+    chunks = list(iter_columnar(path, numeric=numeric, attributes=keep, chunk_rows=1))
+    assert all(sorted(c.events.columns) == ["driver", "speed"] for c in chunks)
+    assert [r for c in chunks for r in c.rejected] == whole.rejected
+
+
+def test_attributes_apply_on_every_path(tmp_path: Path) -> None:
+    """The slow paths (JSON Lines, a CSV pyarrow cannot read, Parquet) keep the same columns."""
+    rows = [{"type": "A", "time": 1, "g": 1, "x": 2}, {"type": "A", "time": 2, "g": 1, "x": 3}]
+    jsonl = tmp_path / "e.jsonl"
+    jsonl.write_text(
+        "".join(f'{{"type": "A", "time": {r["time"]}, "g": 1, "x": 2}}\n' for r in rows)
+    )
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("type,time,g,x\nA,1,1,2\nA,2,1,3,extra\n")
+    parquet = parquet_file(tmp_path, pa.table({"type": ["A"], "time": [1], "g": [1], "x": [2]}))
+    for path in (jsonl, ragged, parquet):
+        assert list(read_columnar(path, attributes=["g"]).events.columns) == ["g"], path
+        assert all(
+            list(c.events.columns) == ["g"] for c in iter_columnar(path, attributes=["g"])
+        ), path

@@ -323,3 +323,44 @@ def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
     )
     with pytest.raises(ExecutionError, match="--engine python"):
         runner.feed(EventBatch.from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
+
+
+def test_only_states_something_reads_keep_registers() -> None:
+    """An END without successors keeps no registers (its vertices only add to results);
+    an END on a cycle (nested Kleene) is read by the start and keeps them."""
+    text = (
+        "q0: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [g] WITHIN 10 s;\n"
+        "q1: RETURN COUNT(*) PATTERN (SEQ(A, B))+ WHERE [g] WITHIN 10 s"
+    )
+    plans = compile_workload(parse(text))
+    prog = lower(plans, merge=False).program
+    read = {}
+    for qi, plan in enumerate(plans):
+        for s, var in enumerate(plan.template.states):
+            read[(plan.name, var)] = int(prog.c_read[prog.qs_c[prog.q_soff[qi] + s]])
+    assert read == {
+        ("q0", "A"): 1,
+        ("q0", "B"): 1,
+        ("q0", "C"): 0,
+        ("q1", "A"): 1,
+        ("q1", "B"): 1,
+    }
+
+
+def test_residues_of_small_and_large_values() -> None:
+    import numpy as np
+
+    from trendagg.kernels._rns import Moduli, residues_of
+
+    mod = Moduli(3)
+    rng = np.random.default_rng(5)
+    values = np.concatenate(
+        [rng.integers(-300, 300, 500), rng.integers(-(2**62), 2**62, 500), [0, -1, 1]]
+    ).astype(np.int64)
+    p = mod.p.tolist()
+    for scale in ([1, 1, 1], [7, 2**45, 1]):
+        out = np.zeros((len(values), 3), dtype=np.int64)
+        residues_of(values, np.array(scale, dtype=np.int64), mod.p, mod.pinv, out)
+        assert out.tolist() == [
+            [int(v) * s % q for s, q in zip(scale, p, strict=True)] for v in values.tolist()
+        ]

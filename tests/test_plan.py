@@ -88,3 +88,29 @@ def test_windows_of_a_time_are_exact() -> None:
     assert list(WindowSpec(Fraction(10), Fraction(3)).windows_of(9)) == [0, 1, 2, 3]
     assert list(WindowSpec(Fraction(2), Fraction(5)).windows_of(3)) == []
     assert w.pane_of(Fraction(3, 10)) == 3 and w.pane_of(0.3) == 2
+
+
+def test_attributes_read_are_every_attribute_a_query_names() -> None:
+    from trendagg.language import parse
+    from trendagg.plan.compile import attributes_read, compile_workload
+
+    text = (
+        "a: RETURN district, COUNT(*), SUM(T.duration), MAX(D.fare) "
+        "PATTERN SEQ(Request R, Travel T+, Dropoff D) "
+        "WHERE [driver, R.rider] AND T.speed < NEXT(T).speed * 2 AND (D.tip > 1 OR D.stars = 5) "
+        "GROUP-BY district WITHIN 10 min;\n"
+        "b: RETURN COUNT(T) PATTERN SEQ(Travel T+, NOT Cancel C, Pay P) WHERE C.reason = 'x' "
+        "WITHIN 1 min"
+    )
+    got = attributes_read(compile_workload(parse(text)))
+    assert got == {
+        "district",
+        "duration",
+        "fare",
+        "driver",
+        "rider",
+        "speed",
+        "tip",
+        "stars",
+        "reason",
+    }

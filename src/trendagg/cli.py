@@ -49,7 +49,7 @@ def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = Fa
     ``columnar``: as arrays (read_columnar, the same rules and rejects), for the kernels."""
     from trendagg.io import read_events
     from trendagg.io.columnar_readers import read_columnar
-    from trendagg.plan.compile import numeric_requirements
+    from trendagg.plan.compile import attributes_read, numeric_requirements
 
     options: dict[str, Any] = {
         "type_col": args.type_col,
@@ -57,8 +57,9 @@ def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = Fa
         "event_type": args.event_type,
         "numeric": numeric_requirements(plans),
     }
-    if columnar:
-        return read_columnar(args.events, names=args.columns, **options)
+    if columnar:  # (only the columns the queries read are converted)
+        attributes = attributes_read(plans)
+        return read_columnar(args.events, names=args.columns, attributes=attributes, **options)
     return read_events(args.events, columns=args.columns, **options)
 
 

@@ -26,7 +26,7 @@ values) are built from the Python values of ``_text_column`` or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,7 @@ def assemble_table(
     numeric: Mapping[str, Iterable[str]] | None,
     text: bool,
     first_row: int = 1,
+    attributes: Collection[str] | None = None,
 ) -> ColumnarResult:
     """Events and rejected rows of a table, as ``assemble`` makes them.
 
@@ -95,6 +96,9 @@ def assemble_table(
         typed columns (``readers._table_result``'s rules, as for Parquet).
     source, type_col, time_col, event_type, numeric
         As for :func:`~trendagg.io.assemble.assemble`.
+    attributes
+        The attribute columns to convert and keep (None: all); the attributes
+        of ``numeric`` must be among them.
 
     Raises
     ------
@@ -129,7 +133,7 @@ def assemble_table(
     attributes: dict[str, Column | _Text] = {
         name: _attribute(column, text)
         for name, column in zip(names, table.columns, strict=True)
-        if name not in not_attributes
+        if name not in not_attributes and (attributes is None or name in attributes)
     }
     if numeric:
         _check_numeric(attributes, codes, type_words, numeric, bad, reasons)

@@ -88,6 +88,7 @@ class _Source:
     time_col: str
     event_type: str | None
     numeric: Numeric
+    attributes: frozenset[str] | None = None  # the attribute columns kept (None: all)
 
 
 def read_columnar(
@@ -99,6 +100,7 @@ def read_columnar(
     numeric: Numeric = None,
     event_type: str | None = None,
     names: Sequence[str] | None = None,
+    attributes: Iterable[str] | None = None,
 ) -> ColumnarResult:
     """Read an event file into arrays, with the rules of :func:`read_events`.
 
@@ -106,21 +108,26 @@ def read_columnar(
     (``names`` is its ``columns``: the column names of a CSV file without a
     header row). ``result.events.to_events()`` equals
     ``read_events(...).events`` and ``result.rejected`` its rejected rows.
+    ``attributes``: keep only these attribute columns (and those of
+    ``numeric``), for example
+    :func:`~trendagg.plan.compile.attributes_read` of a workload: the others
+    are not converted (rejected rows still show every cell), and the events
+    equal ``read_events``' without them.
 
     Raises
     ------
     InputError
         As :func:`~trendagg.io.readers.read_events` does.
     """
-    plan = _plan(path, fmt, type_col, time_col, event_type, names, numeric)
+    plan = _plan(path, fmt, type_col, time_col, event_type, names, numeric, attributes)
     if plan.kind == "jsonl":
-        return _slow(plan)
+        return _project(_slow(plan), plan)
     gather = _Gather(_capacity(plan))
     try:
         for chunk in _chunks(plan, _GATHER_ROWS, strict=True):
-            gather.add(chunk)
+            gather.add(_project(chunk, plan))
     except _Restart:
-        return _slow(plan)
+        return _project(_slow(plan), plan)
     return gather.result(plan.source)
 
 
@@ -134,6 +141,7 @@ def iter_columnar(
     event_type: str | None = None,
     names: Sequence[str] | None = None,
     chunk_rows: int = 1_000_000,
+    attributes: Iterable[str] | None = None,
 ) -> Iterator[ColumnarResult]:
     """Read an event file in chunks of ``chunk_rows`` source rows, in file order.
 
@@ -145,14 +153,27 @@ def iter_columnar(
     never spans two files of a dataset), JSON Lines is read whole and then
     cut. Argument errors are raised at once, errors of the content (an
     unclosed quote, a file that is not UTF-8) when the chunk that holds them
-    is read. At least one chunk is yielded.
+    is read. At least one chunk is yielded. ``attributes`` as for
+    :func:`read_columnar`.
     """
     if chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, not {chunk_rows}")
-    plan = _plan(path, fmt, type_col, time_col, event_type, names, numeric)
+    plan = _plan(path, fmt, type_col, time_col, event_type, names, numeric, attributes)
     if plan.kind == "jsonl":
-        return _cut(_slow(plan), chunk_rows)
-    return _chunks(plan, chunk_rows, strict=False)
+        chunks = _cut(_slow(plan), chunk_rows)
+    else:
+        chunks = _chunks(plan, chunk_rows, strict=False)
+    return (_project(chunk, plan) for chunk in chunks)
+
+
+def _project(result: ColumnarResult, plan: _Source) -> ColumnarResult:
+    """The result with only the attribute columns the plan keeps."""
+    keep = plan.attributes
+    columns = result.events.columns
+    if keep is None or keep.issuperset(columns):
+        return result
+    events = replace(result.events, columns={k: v for k, v in columns.items() if k in keep})
+    return ColumnarResult(events, result.rejected)
 
 
 def _plan(
@@ -163,6 +184,7 @@ def _plan(
     event_type: str | None,
     names: Sequence[str] | None,
     numeric: Numeric,
+    attributes: Iterable[str] | None = None,
 ) -> _Source:
     """Check the arguments and the file as ``read_events`` does, with its messages."""
     check_event_type(event_type)
@@ -183,9 +205,12 @@ def _plan(
         check_columns(
             header, source=source, type_col=type_col, time_col=time_col, event_type=event_type
         )
+    keep = None
+    if attributes is not None:
+        keep = frozenset(attributes).union(*(numeric or {}).values())
     return _Source(
         path, location, source, kind, fmt, gzipped, header, given, type_col, time_col,
-        event_type, numeric,
+        event_type, numeric, keep,
     )  # fmt: skip
 
 
@@ -498,6 +523,7 @@ def _assemble(table: pa.Table, plan: _Source, first_row: int, *, text: bool) -> 
         numeric=plan.numeric,
         text=text,
         first_row=first_row,
+        attributes=plan.attributes,
     )
 
 

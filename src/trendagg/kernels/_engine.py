@@ -463,6 +463,13 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
         if not _gather(prog, st, q, s, inst, k, sc.vec, sc.vext, -1):
             continue
         _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
+        c = prog.qs_c[prog.q_soff[q] + s]
+        if not prog.c_read[c]:
+            # no state reads the class (an END without successors): the vertex only adds
+            # to results, which nothing reads before they are emitted, so at once and
+            # without registers of its own (a seventh of the kernel's time with 50 queries)
+            _end_results(prog, st, c, inst, k, sc.vec, sc.vext)
+            continue
         sc.ent[n_ent, 0] = q
         sc.ent[n_ent, 1] = s
         sc.ent[n_ent, 2] = inst

@@ -143,10 +143,12 @@ def residues_of(
     for i in range(values.shape[0]):
         v = values[i]
         for lane in range(p.shape[0]):
-            r = v % p[lane]
+            q = p[lane]
+            # (attribute values are mostly small and unscaled: no division, no product)
+            r = v if -q < v < q else v % q
             if r < 0:
-                r += p[lane]
-            out[i, lane] = mulmod(r, scale[lane], p[lane], pinv[lane])
+                r += q
+            out[i, lane] = r if scale[lane] == 1 else mulmod(r, scale[lane], q, pinv[lane])
 
 
 @njit(**JIT_OPTIONS)

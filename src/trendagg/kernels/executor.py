@@ -269,6 +269,9 @@ class CompiledExecutor:
             sp = prog.c_spec[c]
             cols = st.keys[:n, prog.c_koff[c] : prog.c_koff[c] + prog.c_NS[c]]
             live |= (cols >= st.closed[sp]).any(axis=1)
+        for sp in range(len(prog.sp_moff)):  # events in an open window (the lanes' bound)
+            cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
+            live |= (cols >= st.closed[sp]).any(axis=1)
         for inst in np.flatnonzero(~live).tolist():
             entry = self._inst_key[inst]
             if entry is None:
@@ -293,9 +296,9 @@ class CompiledExecutor:
         """Process a chunk (any order within itself, not earlier than what came before)."""
         if not len(batch):
             return []
-        order = np.argsort(batch.times, kind="stable")
-        if not np.all(order[:-1] <= order[1:]):
-            batch = batch.take(order)
+        times = batch.times
+        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
+            batch = batch.take(np.argsort(times, kind="stable"))
         check_order(batch.times[0].item(), self._floor, self._held_time)
         if self._held is not None:
             batch = _concat([self._held, batch])

@@ -26,7 +26,7 @@ from trendagg.plan.windows import WindowSpec, pane_length
 Program = namedtuple(
     "Program",
     "q_spec q_part q_S q_A q_M q_nmin q_NS q_start q_end qs_c c_toff c_eoff c_koff c_A c_M c_NS "
-    "c_spec c_end_ptr c_end_q q_roff q_reoff q_rkoff q_gsel q_grouping q_soff pred_ptr pred_src cnt_ptr cnt_reg sum_ptr sum_reg sum_w "
+    "c_spec c_read c_end_ptr c_end_q q_roff q_reoff q_rkoff q_gsel q_grouping q_soff pred_ptr pred_src cnt_ptr cnt_reg sum_ptr sum_reg sum_w "
     "ext_ptr ext_reg ext_a ty_ptr ty_bind b_q b_s b_f b_set set_part set_role set_f set_q_ptr "
     "set_q set_s set_nw set_wcol set_wmap set_na set_acol set_amap set_boff set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff",
@@ -333,6 +333,13 @@ def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
     for qi in range(len(plans)):
         c_end_lists[qs_c[q_soff[qi] + q_end[qi]]].append(qi)
     c_end_ptr, c_end_q = _csr(c_end_lists)
+    # a class no state reads (an END without successors) keeps no registers: its
+    # vertices only add to the results
+    c_read = [0] * nc
+    for qi in range(len(plans)):
+        for s in range(q_S[qi]):
+            for src in preds[q_soff[qi] + s]:
+                c_read[qs_c[q_soff[qi] + src]] = 1
     # one binding per class: its representative's (the others would add twice)
     rep_of = {(qi, s) for qi, s in reps}
     bindings = [bd if (bd[0], bd[1]) in rep_of else (-1, *bd[1:]) for bd in bindings]
@@ -485,6 +492,7 @@ def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
         c_M=_i64(c_M),
         c_NS=_i64(c_NS),
         c_spec=_i64(c_spec),
+        c_read=_i64(c_read),
         c_end_ptr=c_end_ptr,
         c_end_q=c_end_q,
         q_roff=_i64(q_roff),  # scaled by the lanes in State

@@ -10,6 +10,7 @@ again; they share this one reading of SEMANTICS.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -249,6 +250,29 @@ def compile_workload(workload: ast.Workload) -> list[QueryPlan]:
     return [compile_query(q) for q in workload.queries]
 
 
+def attributes_read(plans: list[QueryPlan]) -> set[str]:
+    """Every attribute name some query reads (partitioning, WHERE, GROUP-BY, RETURN): what a
+    reader must keep of the input's other columns."""
+    names: set[str] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, ast.Attr | ast.PartAttr):
+            names.add(node.name)
+        elif isinstance(node, ast.Aggregate):
+            if node.attr is not None:
+                names.add(node.attr)
+        elif isinstance(node, tuple | list):
+            for item in node:
+                visit(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, ast.Span | type):
+            for f in dataclasses.fields(node):
+                visit(getattr(node, f.name))
+
+    for plan in plans:
+        visit(plan.query)
+    return names
+
+
 def numeric_requirements(plans: list[QueryPlan]) -> dict[str, set[str]]:
     """Event type -> attributes some query reads as numbers (for rejecting input rows)."""
     out: dict[str, set[str]] = {}
@@ -264,6 +288,7 @@ __all__ = [
     "QueryPlan",
     "Transition",
     "VarInfo",
+    "attributes_read",
     "compile_query",
     "compile_workload",
     "numeric_requirements",
