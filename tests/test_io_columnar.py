@@ -497,6 +497,12 @@ def test_plain_number_bytes_agree_with_the_regular_expressions() -> None:
     assert ca._plain_numbers(pa.chunked_array([pa.array(["1", "-2"])])) is not None
     assert ca._plain_numbers(pa.chunked_array([pa.array(["1.5", "-2.0"])])) is not None
     assert ca._plain_numbers(pa.chunked_array([pa.array(["1", "2.0"])])) is None
+    # across chunks: empty cells, then decimals; integers, then decimals; only empty cells
+    quick = ca._plain_numbers(pa.chunked_array([pa.array(["", ""]), pa.array(["1.5", ""])]))
+    assert quick is not None and quick[0] == "float" and quick[1].tolist()[2] == 1.5
+    assert ca._plain_numbers(pa.chunked_array([pa.array(["1"]), pa.array(["1.5"])])) is None
+    quick = ca._plain_numbers(pa.chunked_array([pa.array([""]), pa.array(["", "-7"])]))
+    assert quick is not None and quick[0] == "int" and quick[1].tolist() == [0, 0, -7]
 
 
 NUMERIC_TEXT = st.text(alphabet="0123456789-+.eE x\u00a0", max_size=7)

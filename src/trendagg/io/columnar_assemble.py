@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trendagg.errors import InputError
+from trendagg.io._scan import plain_ints
 from trendagg.io.assemble import check_columns
 from trendagg.io.batch import RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
@@ -399,7 +400,8 @@ def _time_cells(column: Any, text: bool) -> _Cells:
         has_numbers = bool(
             np.any((cells.code == INT) | (cells.code == FLOAT) | (cells.code == ODD))
         )
-        cells.texts = _stripped(column, arrow_first=has_numbers) if text else column
+        if np.any(cells.code == TEXT):  # (only those cells are parsed from their text)
+            cells.texts = _stripped(column, arrow_first=has_numbers) if text else column
         return cells
     n = len(column)
     valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
@@ -726,6 +728,17 @@ def _plain_numbers(column: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
         lengths = np.diff(offsets)
         present = lengths > 0
         valid[at : at + size] = present
+        if kind in ("empty", "int"):  # integers (the common case) in one compiled pass
+            if values is None:
+                values = np.zeros(n, dtype=np.int64)
+            status = plain_ints(data, offsets, values[at : at + size])
+            if status:
+                kind = "int" if status == 1 else kind
+                at += size
+                continue
+            if kind == "int":
+                return None  # integers before, something else here
+            values = None  # (only empty cells before)
         found = _plain_kind(data, offsets, lengths)
         if found is None or (found != "empty" and kind not in ("empty", found)):
             return None
@@ -736,7 +749,7 @@ def _plain_numbers(column: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
             target = pa.int64() if found == "int" else pa.float64()
             _cast_present(chunk, target, present, values[at : at + size])
         at += size
-    if values is None:
+    if values is None or kind == "empty":
         return "int", np.zeros(n, np.int64), valid
     if kind == "float" and not np.isfinite(values).all():
         return None  # a decimal too large for a float: text, as _text_column says
