@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_MAX_CHARS = 18  # at most 18 characters, sign included: every such integer fits int64
-
 
 @njit(cache=True, nogil=True)
-def plain_ints(data: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
-    """Parse a chunk whose every cell is empty or ``-?[0-9]+`` of at most 18 characters.
+def plain_ints(data: np.ndarray, offsets: np.ndarray, out: np.ndarray, max_chars: int) -> int:
+    """Parse a chunk whose every cell is empty or ``-?[0-9]+`` of at most ``max_chars``
+    characters (sign included; few enough that every such integer fits int64).
 
     Writes each cell's value into ``out`` (0 for an empty cell) and returns 1, or 2
     when every cell is empty; returns 0 (``out`` then undefined) when some cell is
@@ -27,7 +26,7 @@ def plain_ints(data: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
         if start == end:
             out[i] = 0
             continue
-        if end - start > _MAX_CHARS:
+        if end - start > max_chars:
             return 0
         negative = data[start] == 45  # '-'
         j = start + 1 if negative else start

@@ -37,7 +37,7 @@ from trendagg.io._scan import plain_ints
 from trendagg.io.assemble import check_columns
 from trendagg.io.batch import RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
-from trendagg.io.readers import _TIME_UNITS, _text_column, arrow_values
+from trendagg.io.readers import _INT64_SAFE_CHARS, _TIME_UNITS, _text_column, arrow_values
 from trendagg.io.values import (
     _PLAIN_ISO,
     _ZONED_ISO,
@@ -56,7 +56,6 @@ PY_WHITESPACE = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_INT64_SAFE_CHARS = 18  # as readers._INT64_SAFE_CHARS: any literal this short fits int64
 _EXACT_FLOAT_INT = 2**53
 _MICROS = 1_000_000
 # Cell classes (FAILED: a time already refused, with its reason).
@@ -731,7 +730,7 @@ def _plain_numbers(column: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
         if kind in ("empty", "int"):  # integers (the common case) in one compiled pass
             if values is None:
                 values = np.zeros(n, dtype=np.int64)
-            status = plain_ints(data, offsets, values[at : at + size])
+            status = plain_ints(data, offsets, values[at : at + size], _INT64_SAFE_CHARS)
             if status:
                 kind = "int" if status == 1 else kind
                 at += size

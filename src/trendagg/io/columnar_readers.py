@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trendagg.errors import InputError
-from trendagg.io.assemble import assemble, check_columns, check_event_type
+from trendagg.io.assemble import assemble, check_columns
 from trendagg.io.batch import RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of, times_of
 from trendagg.io.columnar_assemble import Undecided, assemble_table, has_byte
@@ -53,9 +53,9 @@ from trendagg.io.readers import (
     assemble_text,
     csv_failure,
     keep_row,
+    locate,
     read_arrow,
     read_events,
-    resolve_format,
 )
 
 if TYPE_CHECKING:
@@ -187,12 +187,7 @@ def _plan(
     attributes: Iterable[str] | None = None,
 ) -> _Source:
     """Check the arguments and the file as ``read_events`` does, with its messages."""
-    check_event_type(event_type)
-    location = Path(path)
-    source = os.fspath(path)
-    if not location.exists():
-        raise InputError(f"event file '{source}' does not exist; check the path")
-    kind = resolve_format(location, fmt)
+    location, source, kind = locate(path, fmt, event_type)
     gzipped = False
     header = given = None
     if kind != "parquet":

@@ -65,6 +65,18 @@ _JSON_BLANKS = " \t\r\n"  # the whitespace JSON allows around a value
 Numeric = Mapping[str, Iterable[str]] | None
 
 
+def locate(
+    path: str | os.PathLike[str], fmt: str | None, event_type: str | None
+) -> tuple[Path, str, str]:
+    """The checks every reader makes first: (path, its text, format), or InputError."""
+    check_event_type(event_type)
+    location = Path(path)
+    source = os.fspath(path)
+    if not location.exists():
+        raise InputError(f"event file '{source}' does not exist; check the path")
+    return location, source, resolve_format(location, fmt)
+
+
 def read_events(
     path: str | os.PathLike[str],
     *,
@@ -114,12 +126,7 @@ def read_events(
         parsed at all, it lacks the time column or (without ``event_type``)
         the type column, or ``event_type`` is empty.
     """
-    check_event_type(event_type)
-    location = Path(path)
-    source = os.fspath(path)
-    if not location.exists():
-        raise InputError(f"event file '{source}' does not exist; check the path")
-    kind = resolve_format(location, fmt)
+    location, source, kind = locate(path, fmt, event_type)
     if kind == "parquet":
         return _read_parquet(location, source, type_col, time_col, numeric, event_type=event_type)
     if location.is_dir():
