@@ -153,18 +153,24 @@ def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     c = prog.qs_c[prog.q_soff[q] + s]
     slot = _claim(prog, st, c, inst, k)
     base = prog.c_toff[c] + slot * A * L
+    ebase = prog.c_eoff[c] + slot * M
+    _add_block(st.tot[inst], st.ext[inst], base, ebase, vec, vext, A, M, nmin, P)
+    _end_results(prog, st, c, inst, k, vec, vext)
+
+
+@njit(**JIT_INLINE)
+def _add_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
+    """add[base:] += vec (A registers of L lanes, modulo P); ext[ebase:] takes the better
+    of its M extremes and vext's (the first nmin minima)."""
+    L = P.shape[0]
     for r in range(0, A * L, L):  # (no r % L: an integer division per register)
         for lane in range(L):
             i = base + r + lane
-            st.tot[inst, i] = _addmod(st.tot[inst, i], vec[r + lane], P[lane])
-    ebase = prog.c_eoff[c] + slot * M
+            add[i] = _addmod(add[i], vec[r + lane], P[lane])
     for r in range(M):
         v = vext[r]
-        if not np.isnan(v):
-            cur = st.ext[inst, ebase + r]
-            if _better(v, cur, r < nmin):
-                st.ext[inst, ebase + r] = v
-    _end_results(prog, st, c, inst, k, vec, vext)
+        if not np.isnan(v) and _better(v, ext[ebase + r], r < nmin):
+            ext[ebase + r] = v
 
 
 @njit(**JIT_INLINE)
@@ -192,16 +198,7 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
         for r in range(M):
             st.rext[gi, rebase + r] = np.nan
         st.rkeys[gi, kidx] = k
-    for r in range(0, A * L, L):
-        for lane in range(L):
-            i = rbase + r + lane
-            st.res[gi, i] = _addmod(st.res[gi, i], vec[r + lane], P[lane])
-    for r in range(M):
-        v = vext[r]
-        if not np.isnan(v):
-            cur = st.rext[gi, rebase + r]
-            if _better(v, cur, r < nmin):
-                st.rext[gi, rebase + r] = v
+    _add_block(st.res[gi], st.rext[gi], rbase, rebase, vec, vext, A, M, nmin, P)
 
 
 # ----------------------------------------------------------------------------- bursts
