@@ -26,8 +26,6 @@ import argparse
 import csv
 import gc
 import math
-import os
-import platform
 import random
 import statistics
 import time
@@ -39,18 +37,6 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
 QUERY = "RETURN COUNT(*), SUM(S.price) PATTERN S+ WHERE S.price * 1.05 < NEXT(S).price WITHIN 1 day"
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
 def stock(n: int, seed: int = 7) -> Any:
@@ -127,6 +113,8 @@ def measure(sizes: list[int], repeats: int, budget: float) -> list[dict[str, Any
 
 
 def write(results: list[dict[str, Any]], repeats: int, budget: float, total: float) -> None:
+    from hamlet_rideshare import machine
+
     RESULTS.mkdir(exist_ok=True)
     fields = ["n", "indexed_s", "scan_s", "ratio", "count_bits", "scan_note"]
     with (RESULTS / "edge_index.csv").open("w", newline="") as f:

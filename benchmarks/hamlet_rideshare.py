@@ -110,16 +110,22 @@ def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
     return out
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name (Linux), else what the platform says."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine() -> str:
+    return (
+        f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()}"
+    )
 
 
 def experiments(quick: bool) -> list[tuple[str, list[dict[str, object]]]]:

@@ -149,20 +149,16 @@ def ensure_data(directory: Path, events: int) -> Path:
 
 
 def machine() -> str:
-    model = "unknown CPU"
+    import numba
+    from hamlet_rideshare import cpu_model
+
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
         mem = Path("/proc/meminfo").read_text().split()[1]
         ram = f"{int(mem) / 2**20:.0f} GiB RAM"
     except OSError:
         ram = "RAM unknown"
-    import numba
-
     return (
-        f"{model}, {os.cpu_count()} cores (each run pinned to one), {ram}, "
+        f"{cpu_model()}, {os.cpu_count()} cores (each run pinned to one), {ram}, "
         f"{platform.system()}, Python {platform.python_version()}, numba {numba.__version__}"
     )
 

@@ -68,18 +68,25 @@ def workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
             f"q{i}: RETURN {', '.join(items)} PATTERN {pattern}{clause}{group} "
             f"WITHIN {within} s SLIDE {slide} s;"
         )
+    return "\n".join(lines), _events(draw, "ABCD", 16, ("g", "h"))
+
+
+def _events(
+    draw: st.DrawFn, types: str, most: int, keys: tuple[str, ...]
+) -> list[dict[str, object]]:
+    """Up to ``most`` events of ``types`` at times 0..20, with 0/1 keys and mostly an x."""
     events = []
-    for _ in range(draw(st.integers(0, 16))):
+    for _ in range(draw(st.integers(0, most))):
         event: dict[str, object] = {
-            "type": draw(st.sampled_from("ABCD")),
+            "type": draw(st.sampled_from(types)),
             "time": draw(st.integers(0, 20)),
-            "g": draw(st.integers(0, 1)),
-            "h": draw(st.integers(0, 1)),
         }
+        for key in keys:
+            event[key] = draw(st.integers(0, 1))
         if draw(st.integers(0, 5)):
             event["x"] = draw(st.integers(-3, 6))
         events.append(event)
-    return "\n".join(lines), events
+    return events
 
 
 @st.composite
@@ -112,17 +119,7 @@ def merging_workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
             f"q{i}: RETURN {', '.join(items)} PATTERN {pattern}{clause} "
             f"WITHIN {within} s SLIDE {slide} s;"
         )
-    events = []
-    for _ in range(draw(st.integers(0, 18))):
-        event: dict[str, object] = {
-            "type": draw(st.sampled_from("ABC")),
-            "time": draw(st.integers(0, 20)),
-            "g": draw(st.integers(0, 1)),
-        }
-        if draw(st.integers(0, 5)):
-            event["x"] = draw(st.integers(-3, 6))
-        events.append(event)
-    return "\n".join(lines), events
+    return "\n".join(lines), _events(draw, "ABC", 18, ("g",))
 
 
 def _run(text: str, records: list[dict[str, object]], strategy: str, **kw: Any) -> list[Any]:
