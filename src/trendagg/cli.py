@@ -630,7 +630,7 @@ def main(
         if os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
         print(f"trendagg: {exc}", file=err)
-        return 2
+        return 1 if isinstance(exc, ExecutionError) else 2  # a failure, not the user's input
     except Exception as exc:
         from trendagg.spark.session import is_spark_failure, spark_failure
 

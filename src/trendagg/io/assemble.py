@@ -22,6 +22,7 @@ from trendagg.io.values import (
     time_value,
     type_text,
 )
+from trendagg.limits import time_in_range
 
 _MAX_LISTED_COLUMNS = 20
 _VECTOR_MIN = 32  # fewer ISO texts than this are parsed in Python (no pyarrow import)
@@ -175,11 +176,17 @@ def _types(values: list[object]) -> list[str | None]:
 
 
 def _all_numbers(values: list[object]) -> bool:
-    """True when every value is an int or a finite float (the common case)."""
+    """True when every value is an int or a finite float, each a time in range (the
+    common case)."""
+    if not values:
+        return True
     kinds = set(map(type, values))
     if not kinds <= {int, float}:
         return False
-    return float not in kinds or all(map(math.isfinite, cast(list[float], values)))
+    numbers = cast(list[float], values)
+    if float in kinds and not all(map(math.isfinite, numbers)):
+        return False
+    return time_in_range(min(numbers)) and time_in_range(max(numbers))
 
 
 def _parse_times(times: list[object], time_col: str, bad: dict[int, str]) -> None:
@@ -196,7 +203,9 @@ def _parse_times(times: list[object], time_col: str, bad: dict[int, str]) -> Non
                 times[i] = seconds
     for i, value in enumerate(times):
         kind = type(value)
-        if kind is int or (isinstance(value, float) and math.isfinite(value)):
+        if (kind is int or (isinstance(value, float) and math.isfinite(value))) and time_in_range(
+            value
+        ):
             continue
         if i in bad:
             continue

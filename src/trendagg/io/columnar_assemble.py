@@ -47,6 +47,7 @@ from trendagg.io.values import (
     shown,
     time_value,
 )
+from trendagg.limits import TIME_LIMIT, time_out_of_range
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -359,6 +360,12 @@ def _times(
     if parse.size:
         assert cells.texts is not None
         _parse_texts(cells.texts, parse, ints, floats, is_int, is_float, bad, reasons)
+    far = ~bad & (
+        (is_int & (np.abs(ints) >= TIME_LIMIT)) | (is_float & (np.abs(floats) >= TIME_LIMIT))
+    )
+    for i in np.flatnonzero(far).tolist():
+        reasons[i] = time_out_of_range(str(int(ints[i]) if is_int[i] else float(floats[i])))
+    bad |= far
     kept = ~bad
     if not np.any(is_float & kept):
         return ints, None

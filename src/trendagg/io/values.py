@@ -22,6 +22,8 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from fractions import Fraction
 
+from trendagg.limits import time_in_range, time_out_of_range
+
 # Python regular expressions (fullmatch) and their RE2 twins for pyarrow.
 INT_RE = re.compile(r"[+-]?[0-9]+")
 NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -188,6 +190,13 @@ def time_value(value: object) -> int | float:
     and fractions of a second are kept exactly up to the float's precision
     (``datetime`` alone would truncate them to microseconds).
     """
+    seconds = _time_seconds(value)
+    if not time_in_range(seconds):
+        raise ValueError(time_out_of_range(str(seconds)))
+    return seconds
+
+
+def _time_seconds(value: object) -> int | float:
     if isinstance(value, int) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, float):
@@ -199,7 +208,7 @@ def time_value(value: object) -> int | float:
     if not isinstance(value, str):
         value = normalize_value(value)
         if not isinstance(value, str):
-            return time_value(value)
+            return _time_seconds(value)
     text = value.strip()
     if INT_RE.fullmatch(text):
         return exact_int(text)

@@ -20,15 +20,16 @@ import numpy as np
 
 from trendagg.engine.aggregates import Registers, result_row
 from trendagg.engine.runner import check_order
-from trendagg.errors import ExecutionError
+from trendagg.errors import ExecutionError, InputError
 from trendagg.io.columnar import Column, ColumnarBatch
 from trendagg.io.results import ResultRow
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled
+from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.windows import WindowSpec
+from trendagg.plan.windows import WindowSpec, as_number
 
 SENT = _engine.SENT
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
@@ -128,6 +129,7 @@ class CompiledExecutor:
         self._kinds: dict[str, str] = {}
         self._bursts = 0
         self._shared = 0
+        self._memory_limit = memory_limit()
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -193,10 +195,28 @@ class CompiledExecutor:
         if arr.shape[0] >= rows:
             return
         size = max(rows, 2 * arr.shape[0], 16)
+        self._check_memory(arr.nbytes, size * arr.shape[1] * arr.itemsize)
         new = np.empty((size, arr.shape[1]), dtype=arr.dtype)
         new[:] = fill
         new[: arr.shape[0]] = arr
         self.st = self.st._replace(**{name: new})
+
+    def _check_memory(self, old: int, new: int) -> None:
+        """Stop with the reason, not an out-of-memory kill, when the window state outgrows
+        :func:`trendagg.limits.memory_limit` (its rows hold WITHIN / SLIDE + 1 window slots
+        per state and partition instance)."""
+        total = sum(a.nbytes for a in self.st if isinstance(a, np.ndarray)) - old + new
+        if total <= self._memory_limit:
+            return
+        slots, spec = max((math.ceil(s.within / s.slide) + 1, s) for s in self.low.specs)
+        raise ExecutionError(
+            f"the compiled engine's window state needs {gigabytes(total)}, more than its limit of "
+            f"{gigabytes(self._memory_limit)} (TRENDAGG_MEMORY_LIMIT): "
+            f"{len(self._inst_key):,} partition instances and {len(self._gkey):,} groups, each "
+            f"with {slots:,} window slots per state (WITHIN {as_number(spec.within)} s SLIDE "
+            f"{as_number(spec.slide)} s); a longer SLIDE, a shorter WITHIN or fewer partitions "
+            f"make it smaller"
+        )
 
     def _new_instance(self, g: int, key: tuple[object, ...]) -> int:
         if self._free:
@@ -300,6 +320,8 @@ class CompiledExecutor:
         if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
             batch = batch.take(np.argsort(times, kind="stable"))
         check_order(batch.times[0].item(), self._floor, self._held_time)
+        self._check_numbers(batch.times[0].item())
+        self._check_numbers(batch.times[-1].item())
         if self._held is not None:
             batch = _concat([self._held, batch])
         last = batch.times[-1].item()
@@ -314,6 +336,7 @@ class CompiledExecutor:
         """No event before t will come: close the windows that end by t."""
         if self._floor is not None and t <= self._floor:
             return []
+        self._check_numbers(t)
         rows: list[ResultRow] = []
         if self._held is not None and self._held_time < t:
             held, self._held, self._held_time = self._held, None, None
@@ -322,6 +345,25 @@ class CompiledExecutor:
         close = np.array([s.closed_before(t) for s in self.low.specs], dtype=np.int64)
         rows += self._run(None, close)
         return rows
+
+    def _check_numbers(self, t: int | float) -> None:
+        """Window and pane numbers of time ``t`` fit the kernel's 64-bit integers."""
+        for spec in self.low.specs:
+            numbers = spec.windows_of(t)
+            if max(abs(numbers.start), abs(numbers.stop)) < WINDOW_NUMBER_LIMIT:
+                continue
+            raise InputError(
+                f"time {t} is too far from 0 for WITHIN {as_number(spec.within)} s SLIDE "
+                f"{as_number(spec.slide)} s: its window numbers (time / SLIDE) pass 2**61; subtract "
+                f"a base time from the times (or use a longer SLIDE)"
+            )
+        for pane in self.low.panes:
+            if abs(math.floor(Fraction(t) / pane)) >= WINDOW_NUMBER_LIMIT:
+                raise InputError(
+                    f"time {t} is too far from 0 for panes of {as_number(pane)} s (the common "
+                    f"divisor of the windows): its pane number passes 2**61; subtract a base "
+                    f"time from the times (or use windows with a longer common divisor)"
+                )
 
     def finish(self) -> list[ResultRow]:
         rows: list[ResultRow] = []

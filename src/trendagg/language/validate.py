@@ -25,11 +25,14 @@ RETURN, WHERE, GROUP-BY, WITHIN, SLIDE), in text order:
   different variables compared without NEXT;
 - WHERE and GROUP-BY: a partition attribute qualified with a negated variable;
 - WITHIN and SLIDE: an unknown unit (for hand-built ASTs: the parser already
-  refuses it) and a duration that is not positive.
+  refuses it), a duration that is not positive or not shorter than 2**53 s,
+  and more than a million windows per event (WITHIN / SLIDE; see
+  :mod:`trendagg.limits`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from fractions import Fraction
@@ -68,6 +71,7 @@ from trendagg.language.ast import (
     Workload,
 )
 from trendagg.language.printer import quote
+from trendagg.limits import TIME_LIMIT, WINDOWS_PER_EVENT_LIMIT
 
 __all__ = ["validate"]
 
@@ -172,6 +176,7 @@ class _QueryChecker:
         self.check_duration(self.query.within, "WITHIN")
         if self.query.slide is not None:
             self.check_duration(self.query.slide, "SLIDE")
+            self.check_windows_per_event(self.query.within, self.query.slide)
 
     def error(self, what: str, clause: str | None, span: Span | None, fix: str = "") -> QueryError:
         if span is None or not self.source.text:
@@ -499,11 +504,43 @@ class _QueryChecker:
                 duration.span,
                 f"{clause} must be greater than zero, e.g. {clause} 10 min",
             )
+        if duration.seconds >= TIME_LIMIT:
+            raise self.error(
+                f"duration {_number_text(duration.value)} {duration.unit} is longer than any time "
+                f"trendagg takes (2**53 s, about 285 million years)",
+                clause,
+                duration.span,
+                f"{clause} must be shorter than 2**53 s, e.g. {clause} 1000 day",
+            )
+
+    def check_windows_per_event(self, within: Duration, slide: Duration) -> None:
+        """WITHIN / SLIDE windows hold each event: at most WINDOWS_PER_EVENT_LIMIT."""
+        per_event = within.seconds / slide.seconds
+        if per_event <= WINDOWS_PER_EVENT_LIMIT:
+            return
+        shortest = within.seconds / WINDOWS_PER_EVENT_LIMIT
+        raise self.error(
+            f"WITHIN {_number_text(within.value)} {within.unit} SLIDE "
+            f"{_number_text(slide.value)} {slide.unit} puts every event into "
+            f"{math.ceil(per_event):,} windows, more than the {WINDOWS_PER_EVENT_LIMIT:,} "
+            f"trendagg keeps per event",
+            "SLIDE",
+            slide.span,
+            f"make SLIDE at least WITHIN / {WINDOWS_PER_EVENT_LIMIT:,} "
+            f"({_seconds_text(shortest)}), or WITHIN shorter",
+        )
 
 
 def _show_pairs(pairs: Iterable[tuple[str, str]]) -> str:
     shown = sorted(f"{first} -> {second}" for first, second in pairs)
     return ", ".join(shown) if shown else "none"
+
+
+def _seconds_text(seconds: Fraction) -> str:
+    """A duration in seconds as seconds, or milliseconds below one second (``86.4 s``)."""
+    if seconds >= 1:
+        return f"{float(seconds):g} s"
+    return f"{float(seconds * 1000):g} ms"
 
 
 def _number_text(value: int | Fraction) -> str:
