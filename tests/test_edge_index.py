@@ -30,8 +30,9 @@ from trendagg.engine.hamlet import HamletExecutor
 from trendagg.engine.key_index import KeyIndex
 from trendagg.io import EventBatch
 from trendagg.language import ast, parse
-from trendagg.plan.compile import AggLayout, QueryPlan, compile_query, compile_workload
+from trendagg.plan.compile import QueryPlan, compile_query, compile_workload
 from trendagg.plan.edge_index import FLIP, UNDEFINED, edge_index
+from trendagg.plan.layout import AggLayout
 from trendagg.plan.predicates import compile_bool
 
 OPS = ["=", "!=", "<", "<=", ">", ">="]

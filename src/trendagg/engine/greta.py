@@ -36,12 +36,13 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendagg.engine.aggregates import Registers, result_row
+from trendagg.engine.aggregates import Registers
 from trendagg.engine.key_index import KeyIndex
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.edge_index import UNDEFINED, EdgeIndex
+from trendagg.plan.layout import result_row
 from trendagg.plan.template import Template
 from trendagg.plan.windows import WindowSpec
 
@@ -592,7 +593,7 @@ class _QueryRuntime:
                 else:
                     self.regs.add_into(acc, vec)
             for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(result_row(plan, self.regs, k, group, vec))
+                rows.append(result_row(plan, k, group, vec))
         return rows
 
     def finish(self) -> list[ResultRow]:

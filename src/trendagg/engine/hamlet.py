@@ -45,10 +45,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, add_registers, exact
+from trendagg.engine.aggregates import Registers, exact
 from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
+from trendagg.plan.layout import add_registers
 from trendagg.plan.sharing import Component, SharableSet, analyze
 from trendagg.plan.windows import WindowSpec
 

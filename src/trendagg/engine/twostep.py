@@ -18,12 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact, result_row
+from trendagg.engine.aggregates import Registers, exact
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.compile import QueryPlan
+from trendagg.plan.layout import result_row
 
 DEFAULT_TREND_LIMIT = 1_000_000
 
@@ -254,7 +255,7 @@ def run_twostep(
                 else:
                     groups[group] = vec
             for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(result_row(plan, regs, k, group, vec))
+                rows.append(result_row(plan, k, group, vec))
     if stats is not None:
         stats["partitions"] = stats.get("partitions", 0) + len(partitions)
     return rows

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from trendagg.engine.aggregates import Registers, result_row
 from trendagg.engine.runner import check_order
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.columnar import Column, ColumnarBatch
@@ -29,6 +28,7 @@ from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.plan.compile import QueryPlan
+from trendagg.plan.layout import result_row
 from trendagg.plan.windows import WindowSpec, as_number
 
 SENT = _engine.SENT
@@ -112,7 +112,6 @@ class CompiledExecutor:
         self.mode = MODES[strategy]
         # hamlet: states equal by construction across queries share their registers
         self.low: Lowered = lower(plans, merge=self.mode > 0)
-        self.regs = [Registers(p.layout) for p in plans]
         self._held: ColumnarBatch | None = None
         self._held_time: Any = None
         self._floor: Any = None
@@ -818,7 +817,7 @@ class CompiledExecutor:
             gentry = self._gkey[gi]
             assert gentry is not None
             group = gentry[1]
-            row = result_row(plan, self.regs[q], k, group, vec)
+            row = result_row(plan, k, group, vec)
             rows.append((q, k, repr(group), row))
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
         return [r[3] for r in rows]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from trendagg.language import ast
 from trendagg.language.analysis import negated_variables, pattern_variables
 from trendagg.plan.edge_index import EdgeIndex, edge_index
+from trendagg.plan.layout import AggLayout
 from trendagg.plan.predicates import (
     LocalPredicate,
     PredFn,
@@ -45,21 +46,6 @@ class VarInfo:
             if attrs.get(name) is None:
                 return False
         return all(p(attrs) for p in self.local)
-
-
-@dataclass(frozen=True)
-class AggLayout:
-    """Registers propagated per vertex (GRETA, Theorem 9.1): the trend count first, then
-    occurrence counts per variable, sums, minima and maxima per (variable, attribute)."""
-
-    count_vars: tuple[str, ...]
-    sums: tuple[tuple[str, str], ...]
-    mins: tuple[tuple[str, str], ...]
-    maxs: tuple[tuple[str, str], ...]
-
-    @property
-    def size(self) -> int:
-        return 1 + len(self.count_vars) + len(self.sums) + len(self.mins) + len(self.maxs)
 
 
 @dataclass(frozen=True)
@@ -283,7 +269,6 @@ def numeric_requirements(plans: list[QueryPlan]) -> dict[str, set[str]]:
 
 
 __all__ = [
-    "AggLayout",
     "Output",
     "QueryPlan",
     "Transition",

@@ -87,8 +87,8 @@ def partial_cells(row: Any) -> tuple[str, int, str, str]:
 
 def combine_partials(plan: Any, window: int, group_json: str, registers: Sequence[str]) -> Any:
     """One final ResultRow from the partial rows (:func:`partial_cells`) of a group's window."""
-    from trendagg.engine.aggregates import Registers, combine_rows
     from trendagg.io.results import ResultRow
+    from trendagg.plan.layout import combine_rows
 
     group = dict(zip(plan.group_names, json.loads(group_json), strict=True))
     partial = [
@@ -102,7 +102,7 @@ def combine_partials(plan: Any, window: int, group_json: str, registers: Sequenc
         )
         for r in registers
     ]
-    return combine_rows(plan, Registers(plan.layout), partial)
+    return combine_rows(plan, partial)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,145 @@
+"""The aggregate registers of a query and their final values, for every engine.
+
+A register vector holds, for a set of trends, the trend count, the occurrence
+count of each counted variable, exact sums, minima and maxima (GRETA,
+Theorem 9.1). :class:`AggLayout` fixes where each register lives; the final
+values of a (query, group, window) are read from a vector of that layout in
+one way here, whichever engine (the compiled kernel, the Python reference
+engines, Spark's combine of partial rows) filled it. Sums of integers are
+Python ints; a sum that saw a float is an exact Fraction, rounded once, here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from trendagg.io.results import ResultRow
+from trendagg.language import ast
+from trendagg.plan.windows import as_number
+
+if TYPE_CHECKING:
+    from trendagg.plan.compile import QueryPlan
+
+Vec = list[Any]  # register vector: [count, occurrence counts..., sums..., mins..., maxs...]
+
+
+@dataclass(frozen=True)
+class AggLayout:
+    """Registers propagated per vertex (GRETA, Theorem 9.1): the trend count first, then
+    occurrence counts per variable, sums, minima and maxima per (variable, attribute).
+    The first ``n_additive`` registers add; minima follow from ``min_start``, maxima from
+    ``max_start``."""
+
+    count_vars: tuple[str, ...]
+    sums: tuple[tuple[str, str], ...]
+    mins: tuple[tuple[str, str], ...]
+    maxs: tuple[tuple[str, str], ...]
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.count_vars) + len(self.sums) + len(self.mins) + len(self.maxs)
+
+    @property
+    def n_additive(self) -> int:
+        return 1 + len(self.count_vars) + len(self.sums)
+
+    @property
+    def min_start(self) -> int:
+        return self.n_additive
+
+    @property
+    def max_start(self) -> int:
+        return self.n_additive + len(self.mins)
+
+    def count_index(self, var: str) -> int:
+        return 1 + self.count_vars.index(var)
+
+    def sum_index(self, var: str, attr: str) -> int:
+        return 1 + len(self.count_vars) + self.sums.index((var, attr))
+
+    def zero(self) -> Vec:
+        """The registers of no trend."""
+        return [0] * self.n_additive + [None] * (self.size - self.n_additive)
+
+
+def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> None:
+    """acc += vec for a layout of additive registers [0, n_add), minima [n_add, max_start)
+    and maxima [max_start, size); None is the empty minimum or maximum."""
+    for i in range(n_add):
+        acc[i] += vec[i]
+    for i in range(n_add, size):
+        v = vec[i]
+        if v is None:
+            continue
+        a = acc[i]
+        if a is None or (v < a if i < max_start else v > a):
+            acc[i] = v
+
+
+def _out_number(value: int | Fraction) -> int | float | Decimal:
+    """An exact sum as output: an int stays exact; a sum that saw a float is rounded once."""
+    if isinstance(value, int):
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        # beyond the float range: a Decimal with 28 significant digits, never inf
+        return Decimal(value.numerator) / Decimal(value.denominator)
+
+
+def final_values(plan: QueryPlan, vec: Vec) -> dict[str, object]:
+    """The output values of one (query, group, window) from its combined registers."""
+    return {
+        out.name: _value(out.aggregate, plan.layout, vec)
+        for out in plan.outputs
+        if out.aggregate is not None
+    }
+
+
+def _value(agg: ast.Aggregate, lay: AggLayout, vec: Vec) -> object:
+    if agg.var is None:
+        return vec[0]
+    if agg.func == "COUNT":
+        return vec[lay.count_index(agg.var)]
+    assert agg.attr is not None
+    key = (agg.var, agg.attr)
+    if agg.func == "MIN":
+        return vec[lay.min_start + lay.mins.index(key)]
+    if agg.func == "MAX":
+        return vec[lay.max_start + lay.maxs.index(key)]
+    total = vec[lay.sum_index(*key)]
+    if agg.func == "SUM":
+        return _out_number(total)
+    count = vec[lay.count_index(agg.var)]
+    if count == 0:
+        return None
+    return float(Fraction(total) / count)
+
+
+def result_row(plan: QueryPlan, k: int, group: tuple[object, ...], vec: Vec) -> ResultRow:
+    """The output row of one (query, group, window k) from its combined registers."""
+    return ResultRow(
+        query=plan.name,
+        window_start=as_number(plan.window.start(k)),
+        window_end=as_number(plan.window.end(k)),
+        group=dict(zip(plan.group_names, group, strict=True)),
+        values=final_values(plan, vec),
+        registers=tuple(vec),
+        window=k,
+    )
+
+
+def combine_rows(plan: QueryPlan, rows: list[ResultRow]) -> ResultRow:
+    """One row from partial rows of the same (query, group, window), exactly."""
+    first = rows[0]
+    assert first.registers is not None and first.window is not None
+    lay = plan.layout
+    vec = list(first.registers)
+    for r in rows[1:]:
+        assert r.registers is not None
+        add_registers(vec, list(r.registers), lay.n_additive, lay.max_start, lay.size)
+    group = tuple(first.group[n] for n in plan.group_names)
+    return result_row(plan, first.window, group, vec)
