@@ -115,6 +115,10 @@ class Runner:
         self.executor: Any = None if self._pending else _executor(plans, strategy, trend_limit, log)
         self._held_time: Any = None
         self._held: Batch = []
+        # the compiled executor's events of the latest time, as arrays (both engines hold
+        # the same time back; two forms until there is one event model)
+        self._held_columns: ColumnarBatch | None = None
+        self._held_columns_time: Any = None
         self._floor: Any = None  # set by advance(): no event before it may come
         self._finished = False
 
@@ -134,7 +138,7 @@ class Runner:
             columns = ColumnarBatch.from_events(events)
             self._split(columns)
         if self.compiled is not None:
-            rows.extend(self.compiled.feed(columns))
+            rows.extend(self._feed_compiled(columns))
             if self.executor is None:
                 if progress is not None:
                     progress(len(events))
@@ -163,7 +167,12 @@ class Runner:
         self._ensure()
         rows: list[ResultRow] = []
         if self.compiled is not None:
-            rows.extend(self.compiled.advance(t))
+            held = self._held_columns
+            if held is not None and self._held_columns_time < t:
+                self._held_columns = self._held_columns_time = None
+            else:
+                held = None
+            rows.extend(self.compiled.feed(held, t))
         if self.executor is None:
             self._floor = t
             return rows
@@ -182,6 +191,8 @@ class Runner:
         self._finished = True
         rows: list[ResultRow] = []
         if self.compiled is not None:
+            held, self._held_columns = self._held_columns, None
+            rows.extend(self.compiled.feed(held, None))
             rows.extend(self.compiled.finish())
         if self.executor is None:
             return rows
@@ -198,6 +209,28 @@ class Runner:
             self.compiled.report(stats)
         if self.executor is not None:
             self.executor.report(stats)
+
+    def _feed_compiled(self, batch: ColumnarBatch) -> list[ResultRow]:
+        """Sort the chunk, hold its latest time group back (the next chunk may go on with
+        it) and give the compiled executor the complete groups before it, with the windows
+        that end by that latest time to close."""
+        import numpy as np
+
+        if not len(batch):
+            return []
+        times = batch.times
+        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
+            batch = batch.take(np.argsort(times, kind="stable"))
+        check_order(batch.times[0].item(), self._floor, self._held_columns_time)
+        if self._held_columns is not None:
+            from trendagg.io.columnar import concat
+
+            batch = concat([self._held_columns, batch])
+        last = batch.times[-1].item()
+        cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))
+        self._held_columns = batch.take(slice(cut, len(batch)))
+        self._held_columns_time = last
+        return self.compiled.feed(batch.take(slice(0, cut)) if cut else None, last)  # type: ignore[no-any-return]
 
     def _split(self, columns: Any) -> None:
         """On the first events: the supported queries go to the kernel, the rest to Python."""
@@ -227,7 +260,7 @@ class Runner:
         self._split(events)
         rows: list[ResultRow] = []
         if self.compiled is not None:
-            rows.extend(self.compiled.feed(events))
+            rows.extend(self._feed_compiled(events))
         if self.executor is not None:
             compiled, self.compiled = self.compiled, None
             try:

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from trendagg.engine.runner import check_order
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.columnar import Column, ColumnarBatch
 from trendagg.io.results import ResultRow
@@ -112,9 +111,6 @@ class CompiledExecutor:
         self.mode = MODES[strategy]
         # hamlet: states equal by construction across queries share their registers
         self.low: Lowered = lower(plans, merge=self.mode > 0)
-        self._held: ColumnarBatch | None = None
-        self._held_time: Any = None
-        self._floor: Any = None
         self._retained: list[ColumnarBatch] = []
         self._tg = 0
         self.lanes = 1
@@ -311,39 +307,24 @@ class CompiledExecutor:
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, batch: ColumnarBatch) -> list[ResultRow]:
-        """Process a chunk (any order within itself, not earlier than what came before)."""
-        if not len(batch):
-            return []
-        times = batch.times
-        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
-            batch = batch.take(np.argsort(times, kind="stable"))
-        check_order(batch.times[0].item(), self._floor, self._held_time)
-        self._check_numbers(batch.times[0].item())
-        self._check_numbers(batch.times[-1].item())
-        if self._held is not None:
-            batch = _concat([self._held, batch])
-        last = batch.times[-1].item()
-        cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))
-        self._held = batch.take(slice(cut, len(batch)))
-        self._held_time = last
-        close = np.array([s.closed_before(last) for s in self.low.specs], dtype=np.int64)
-        # the windows that end by the held time are complete
-        return self._run(batch.take(slice(0, cut)) if cut else None, close)
+    def feed(self, batch: ColumnarBatch | None, until: Any) -> list[ResultRow]:
+        """Process complete time groups (sorted by time; the Runner holds back the latest
+        one, which may go on in the next chunk), then close the windows that end by
+        ``until`` (None: none)."""
+        if batch is not None and len(batch):
+            self._check_numbers(batch.times[0].item())
+            self._check_numbers(batch.times[-1].item())
+        else:
+            batch = None
+        close = None
+        if until is not None:
+            self._check_numbers(until)
+            close = np.array([s.closed_before(until) for s in self.low.specs], dtype=np.int64)
+        return self._run(batch, close)
 
     def advance(self, t: Any) -> list[ResultRow]:
         """No event before t will come: close the windows that end by t."""
-        if self._floor is not None and t <= self._floor:
-            return []
-        self._check_numbers(t)
-        rows: list[ResultRow] = []
-        if self._held is not None and self._held_time < t:
-            held, self._held, self._held_time = self._held, None, None
-            rows += self._run(held, None)
-        self._floor = t
-        close = np.array([s.closed_before(t) for s in self.low.specs], dtype=np.int64)
-        rows += self._run(None, close)
-        return rows
+        return self.feed(None, t)
 
     def _check_numbers(self, t: int | float) -> None:
         """Window and pane numbers of time ``t`` fit the kernel's 64-bit integers."""
@@ -365,12 +346,8 @@ class CompiledExecutor:
                 )
 
     def finish(self) -> list[ResultRow]:
-        rows: list[ResultRow] = []
-        if self._held is not None:
-            held, self._held = self._held, None
-            rows += self._run(held, None)
-        rows += self._run(None, None, final=True)
-        return rows
+        """Close every window (the Runner has fed every event)."""
+        return self._run(None, None, final=True)
 
     def report(self, stats: dict[str, Any]) -> None:
         st = self.st
@@ -821,9 +798,3 @@ class CompiledExecutor:
             rows.append((q, k, repr(group), row))
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
         return [r[3] for r in rows]
-
-
-def _concat(batches: list[ColumnarBatch]) -> ColumnarBatch:
-    from trendagg.io.columnar import concat
-
-    return concat(batches)
