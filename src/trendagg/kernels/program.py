@@ -217,348 +217,396 @@ def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
     Registers are stored per state class: with ``merge``, states of different
     queries whose registers are equal by construction share one class (see
     :func:`_state_classes`); without, every state of every query is its own.
+    The steps, each filling the tables the later ones read: event types, then
+    per query its window, partitioning, grouping, states, registers and
+    bindings; state classes and their blocks; result blocks; sharing sets;
+    bindings by type; the roles of types per partitioning; the program.
     """
-    types: list[str] = []
-    for p in plans:
-        for v in p.vars.values():
-            if v.type not in types:
-                types.append(v.type)
-    tcode = {t: i for i, t in enumerate(types)}
-    n_types = len(types) + 1
+    low = _Lowering(plans, merge)
+    for qi, plan in enumerate(plans):
+        low.add_query(qi, plan)
+    low.classes()
+    low.sharing_sets()
+    low.type_bindings()
+    low.roles()
+    return low.lowered()
 
-    specs: list[WindowSpec] = []
-    parts: list[Partitioning] = []
-    grouping_of: list[tuple[int, int]] = []
-    filters: list[Filter] = []
-    weights: list[str] = []
-    extremes: list[str] = []
-    q_spec, q_part, q_S, q_A, q_M, q_nmin, q_NS, q_start, q_end = ([] for _ in range(9))
-    q_gsel, q_grouping, q_soff = [], [], []
-    query_groups: list[tuple[int, ...]] = []
-    preds: list[list[int]] = []
-    cnt: list[list[int]] = []
-    sums: list[list[tuple[int, int]]] = []
-    exts: list[list[tuple[int, int]]] = []
-    bindings: list[tuple[int, int, int, str]] = []  # (q, state, filter, type)
-    state_names: list[list[str]] = []
 
-    def filter_of(plan: QueryPlan, var: str) -> int:
+class _Lowering:
+    """The tables of :func:`lower` as its steps build them (``q_*`` per query, per state
+    of every query ``preds``, ``cnt``, ``sums``, ``exts``, ``bindings``; ``c_*`` per class)."""
+
+    def __init__(self, plans: list[QueryPlan], merge: bool):
+        self.plans = plans
+        self.merge = merge
+        self.types: list[str] = []
+        for p in plans:
+            for v in p.vars.values():
+                if v.type not in self.types:
+                    self.types.append(v.type)
+        self.tcode = {t: i for i, t in enumerate(self.types)}
+        self.n_types = len(self.types) + 1
+        self.specs: list[WindowSpec] = []
+        self.parts: list[Partitioning] = []
+        self.grouping_of: list[tuple[int, int]] = []
+        self.filters: list[Filter] = []
+        self.weights: list[str] = []
+        self.extremes: list[str] = []
+        self.q: dict[str, list[int]] = {name: [] for name in _QUERY_FIELDS}
+        self.query_groups: list[tuple[int, ...]] = []
+        self.preds: list[list[int]] = []
+        self.cnt: list[list[int]] = []
+        self.sums: list[list[tuple[int, int]]] = []
+        self.exts: list[list[tuple[int, int]]] = []
+        self.bindings: list[tuple[int, int, int, str]] = []  # (q, state, filter, type)
+        self.state_names: list[list[str]] = []
+        self.tables: dict[str, object] = {}  # Program fields made by the steps
+
+    def filter_of(self, plan: QueryPlan, var: str) -> int:
         info = plan.vars[var]
         texts = tuple(sorted(to_text(p.condition) for p in info.local))  # type: ignore[attr-defined]
         key = (info.type, tuple(sorted(info.required)), texts)
-        for i, f in enumerate(filters):
+        for i, f in enumerate(self.filters):
             if f.key == key:
                 return i
-        filters.append(Filter(info.type, tuple(sorted(info.required)), tuple(info.local), key))
-        return len(filters) - 1
+        self.filters.append(Filter(info.type, tuple(sorted(info.required)), tuple(info.local), key))
+        return len(self.filters) - 1
 
-    for qi, plan in enumerate(plans):
+    def add_query(self, qi: int, plan: QueryPlan) -> None:
+        """Window, partitioning, grouping, states and registers of query ``qi``."""
+        q = self.q
         spec = plan.window
-        if spec not in specs:
-            specs.append(spec)
-        q_spec.append(specs.index(spec))
+        if spec not in self.specs:
+            self.specs.append(spec)
+        q["q_spec"].append(self.specs.index(spec))
         attrs = tuple(sorted(a.name for a in plan.partition_attrs))
-        g = next((i for i, pt in enumerate(parts) if pt.attrs == attrs), None)
+        g = next((i for i, pt in enumerate(self.parts) if pt.attrs == attrs), None)
         if g is None:
-            parts.append(Partitioning(attrs))
-            g = len(parts) - 1
-        parts[g].queries.append(qi)
-        q_part.append(g)
+            self.parts.append(Partitioning(attrs))
+            g = len(self.parts) - 1
+        self.parts[g].queries.append(qi)
+        q["q_part"].append(g)
         positions = tuple(attrs.index(a.name) for a in plan.group_attrs)
-        query_groups.append(positions)
-        if positions not in parts[g].groupings:
-            parts[g].groupings.append(positions)
-            grouping_of.append((g, len(parts[g].groupings) - 1))
-        q_gsel.append(parts[g].groupings.index(positions))
-        q_grouping.append(grouping_of.index((g, q_gsel[-1])))
+        self.query_groups.append(positions)
+        if positions not in self.parts[g].groupings:
+            self.parts[g].groupings.append(positions)
+            self.grouping_of.append((g, len(self.parts[g].groupings) - 1))
+        q["q_gsel"].append(self.parts[g].groupings.index(positions))
+        q["q_grouping"].append(self.grouping_of.index((g, q["q_gsel"][-1])))
         states = list(plan.template.states)
-        state_names.append(states)
-        q_soff.append(len(preds))
-        q_S.append(len(states))
+        self.state_names.append(states)
+        q["q_soff"].append(len(self.preds))
+        q["q_S"].append(len(states))
         lay = plan.layout
-        q_A.append(1 + len(lay.count_vars) + len(lay.sums))
-        q_M.append(len(lay.mins) + len(lay.maxs))
-        q_nmin.append(len(lay.mins))
-        q_NS.append(math.ceil(spec.within / spec.slide) + 1)
-        q_start.append(states.index(plan.template.start))
-        q_end.append(states.index(plan.template.end))
-        base = 1 + len(lay.count_vars)
+        q["q_A"].append(lay.n_additive)
+        q["q_M"].append(len(lay.mins) + len(lay.maxs))
+        q["q_nmin"].append(len(lay.mins))
+        q["q_NS"].append(math.ceil(spec.within / spec.slide) + 1)
+        q["q_start"].append(states.index(plan.template.start))
+        q["q_end"].append(states.index(plan.template.end))
         for s, var in enumerate(states):
-            preds.append(
+            self.preds.append(
                 sorted({states.index(t.src) for t in plan.template.transitions if t.dst == var})
             )
-            cnt.append([1 + i for i, v in enumerate(lay.count_vars) if v == var])
-            row = []
-            for i, (v, a) in enumerate(lay.sums):
-                if v == var:
-                    if a not in weights:
-                        weights.append(a)
-                    row.append((base + i, weights.index(a)))
-            sums.append(row)
-            erow = []
-            for i, (v, a) in enumerate(lay.mins):
-                if v == var:
-                    if a not in extremes:
-                        extremes.append(a)
-                    erow.append((i, extremes.index(a)))
-            for i, (v, a) in enumerate(lay.maxs):
-                if v == var:
-                    if a not in extremes:
-                        extremes.append(a)
-                    erow.append((len(lay.mins) + i, extremes.index(a)))
-            exts.append(erow)
-            info = plan.vars[var]
-            bindings.append((qi, s, filter_of(plan, var), info.type))
+            self.cnt.append([1 + i for i, v in enumerate(lay.count_vars) if v == var])
+            base = 1 + len(lay.count_vars)
+            self.sums.append(
+                [
+                    (base + i, _index(self.weights, a))
+                    for i, (v, a) in enumerate(lay.sums)
+                    if v == var
+                ]
+            )
+            extremes = [(i, a) for i, (v, a) in enumerate(lay.mins) if v == var]
+            extremes += [(len(lay.mins) + i, a) for i, (v, a) in enumerate(lay.maxs) if v == var]
+            self.exts.append([(i, _index(self.extremes, a)) for i, a in extremes])
+            self.bindings.append((qi, s, self.filter_of(plan, var), plan.vars[var].type))
 
-    # state classes, and per-partitioning offsets of each class's block in an instance
-    # row: NS window slots of A registers (times the lanes: scaled() multiplies), M
-    # extremes and one window key
-    keys_of = [(q_spec[qi], q_part[qi], q_A[qi], q_M[qi], q_nmin[qi]) for qi in range(len(plans))]
-    qs_c, reps = _state_classes(
-        keys_of, q_S, q_soff, q_start, preds, bindings, cnt, sums, exts, merge
-    )
-    nc = len(reps)
-    c_A = [q_A[qi] for qi, _ in reps]
-    c_M = [q_M[qi] for qi, _ in reps]
-    c_NS = [q_NS[qi] for qi, _ in reps]
-    c_spec = [q_spec[qi] for qi, _ in reps]
-    c_toff, c_eoff, c_koff, widths = _blocks(
-        [[c for c, (qi, _) in enumerate(reps) if q_part[qi] == g] for g in range(len(parts))],
-        c_NS,
-        c_A,
-        c_M,
-        ("tot", "ext", "keys"),
-    )
-    c_end_lists: list[list[int]] = [[] for _ in range(nc)]
-    for qi in range(len(plans)):
-        c_end_lists[qs_c[q_soff[qi] + q_end[qi]]].append(qi)
-    c_end_ptr, c_end_q = _csr(c_end_lists)
-    # a class no state reads (an END without successors) keeps no registers: its
-    # vertices only add to the results
-    c_read = [0] * nc
-    for qi in range(len(plans)):
-        for s in range(q_S[qi]):
-            for src in preds[q_soff[qi] + s]:
-                c_read[qs_c[q_soff[qi] + src]] = 1
-    # one binding per class: its representative's (the others would add twice)
-    rep_of = {(qi, s) for qi, s in reps}
-    bindings = [bd if (bd[0], bd[1]) in rep_of else (-1, *bd[1:]) for bd in bindings]
-    # per-grouping offsets of each query's result block in a group row
-    q_roff, q_reoff, q_rkoff, group_widths = _blocks(
-        [[qi for qi in parts[g].queries if q_gsel[qi] == sel] for g, sel in grouping_of],
-        q_NS,
-        q_A,
-        q_M,
-        ("res", "ext", "keys"),
-    )
+    def classes(self) -> None:
+        """State classes with their register blocks in an instance row (NS window slots of
+        A registers, times the lanes, M extremes and one window key each), the classes
+        that emit each query's END, the classes some state reads, and the result blocks."""
+        q, plans = self.q, self.plans
+        keys_of = [
+            (q["q_spec"][qi], q["q_part"][qi], q["q_A"][qi], q["q_M"][qi], q["q_nmin"][qi])
+            for qi in range(len(plans))
+        ]
+        qs_c, reps = _state_classes(
+            keys_of,
+            q["q_S"],
+            q["q_soff"],
+            q["q_start"],
+            self.preds,
+            self.bindings,
+            self.cnt,
+            self.sums,
+            self.exts,
+            self.merge,
+        )
+        self.qs_c, self.reps = qs_c, reps
+        c_A = [q["q_A"][qi] for qi, _ in reps]
+        c_M = [q["q_M"][qi] for qi, _ in reps]
+        c_NS = [q["q_NS"][qi] for qi, _ in reps]
+        c_toff, c_eoff, c_koff, self.widths = _blocks(
+            [
+                [c for c, (qi, _) in enumerate(reps) if q["q_part"][qi] == g]
+                for g in range(len(self.parts))
+            ],
+            c_NS,
+            c_A,
+            c_M,
+            ("tot", "ext", "keys"),
+        )
+        c_end_lists: list[list[int]] = [[] for _ in reps]
+        for qi in range(len(plans)):
+            c_end_lists[qs_c[q["q_soff"][qi] + q["q_end"][qi]]].append(qi)
+        c_end_ptr, c_end_q = _csr(c_end_lists)
+        # a class no state reads (an END without successors) keeps no registers: its
+        # vertices only add to the results
+        c_read = [0] * len(reps)
+        for qi in range(len(plans)):
+            for s in range(q["q_S"][qi]):
+                for src in self.preds[q["q_soff"][qi] + s]:
+                    c_read[qs_c[q["q_soff"][qi] + src]] = 1
+        # one binding per class: its representative's (the others would add twice)
+        rep_of = set(reps)
+        self.bindings = [bd if (bd[0], bd[1]) in rep_of else (-1, *bd[1:]) for bd in self.bindings]
+        # per-grouping offsets of each query's result block in a group row
+        q_roff, q_reoff, q_rkoff, self.group_widths = _blocks(
+            [
+                [qi for qi in self.parts[g].queries if q["q_gsel"][qi] == sel]
+                for g, sel in self.grouping_of
+            ],
+            q["q_NS"],
+            q["q_A"],
+            q["q_M"],
+            ("res", "ext", "keys"),
+        )
+        self.tables.update(
+            qs_c=_i64(qs_c),
+            c_toff=_i64(c_toff),  # scaled by the lanes in State
+            c_eoff=_i64(c_eoff),
+            c_koff=_i64(c_koff),
+            c_A=_i64(c_A),
+            c_M=_i64(c_M),
+            c_NS=_i64(c_NS),
+            c_spec=_i64([q["q_spec"][qi] for qi, _ in reps]),
+            c_read=_i64(c_read),
+            c_end_ptr=c_end_ptr,
+            c_end_q=c_end_q,
+            q_roff=_i64(q_roff),  # scaled by the lanes in State
+            q_reoff=_i64(q_reoff),
+            q_rkoff=_i64(q_rkoff),
+        )
 
-    # sharing sets: E+ (a state with a self-loop) in queries of one partitioning, one rule for E
-    sets: list[tuple[str, int, int, list[tuple[int, int]]]] = []
-    for qi, plan in enumerate(plans):
-        states = state_names[qi]
-        for t in plan.template.transitions:
-            if t.src != t.dst:
-                continue
-            s = states.index(t.src)
-            f = bindings[q_soff[qi] + s][2]
-            typ = plan.vars[t.src].type
-            for entry in sets:
-                if entry[0] == typ and entry[1] == q_part[qi] and entry[2] == f:
-                    entry[3].append((qi, s))
-                    break
-            else:
-                sets.append((typ, q_part[qi], f, [(qi, s)]))
-    sets = [s for s in sets if len(s[3]) >= 2]
-    # a type in any member query's pattern interrupts the set's bursts (role 2)
-    set_queries = [sorted({qi for qi, _ in entry[3]}) for entry in sets]
-    for entry in sets:  # a class's registers are updated once, by its representative
-        classes = []
-        for qi, st_ in entry[3]:
-            if qs_c[q_soff[qi] + st_] not in classes:
-                classes.append(qs_c[q_soff[qi] + st_])
-        entry[3][:] = [reps[c] for c in classes]
-    set_of_binding: dict[tuple[int, int], int] = {}
-    for b, (_, _, _, members) in enumerate(sets):
-        for qi, s in members:
-            set_of_binding[(qi, s)] = b
+    def sharing_sets(self) -> None:
+        """Sharing sets: E+ (a state with a self-loop) in queries of one partitioning,
+        one rule for E; each member a class, its registers updated once by its
+        representative; the weights and extremes a set's bursts carry; burst offsets."""
+        q, plans, tcode = self.q, self.plans, self.tcode
+        sets: list[tuple[str, int, int, list[tuple[int, int]]]] = []
+        for qi, plan in enumerate(plans):
+            states = self.state_names[qi]
+            for t in plan.template.transitions:
+                if t.src != t.dst:
+                    continue
+                s = states.index(t.src)
+                f = self.bindings[q["q_soff"][qi] + s][2]
+                typ = plan.vars[t.src].type
+                for entry in sets:
+                    if entry[0] == typ and entry[1] == q["q_part"][qi] and entry[2] == f:
+                        entry[3].append((qi, s))
+                        break
+                else:
+                    sets.append((typ, q["q_part"][qi], f, [(qi, s)]))
+        sets = [s for s in sets if len(s[3]) >= 2]
+        # a type in any member query's pattern interrupts the set's bursts (role 2)
+        set_queries = [sorted({qi for qi, _ in entry[3]}) for entry in sets]
+        for entry in sets:  # a class's registers are updated once, by its representative
+            classes: list[int] = []
+            for qi, st_ in entry[3]:
+                if self.qs_c[q["q_soff"][qi] + st_] not in classes:
+                    classes.append(self.qs_c[q["q_soff"][qi] + st_])
+            entry[3][:] = [self.reps[c] for c in classes]
+        self.sets = sets
+        n = max(len(sets), 1)
+        set_role = np.zeros((n, self.n_types), dtype=np.int64)
+        set_wcol = np.zeros((n, 1 + len(self.weights)), dtype=np.int64)
+        set_wmap = np.full((n, max(len(self.weights), 1)), -1, dtype=np.int64)
+        set_acol = np.zeros((n, max(len(self.extremes), 1)), dtype=np.int64)
+        set_amap = np.full((n, max(len(self.extremes), 1)), -1, dtype=np.int64)
+        set_f, set_nw, set_na, set_boff, set_bfoff = [], [], [], [], []
+        self.panes: list[Fraction] = []
+        bw = bfw = 0
+        for b, (typ, _g, f, members) in enumerate(sets):
+            set_f.append(self._rule(f))
+            for qi in set_queries[b]:
+                for v in plans[qi].vars.values():
+                    set_role[b, tcode[v.type]] = 2
+            set_role[b, tcode[typ]] = 1
+            wl: list[int] = []
+            al: list[int] = []
+            for qi, s in members:
+                gs = q["q_soff"][qi] + s
+                for _, w in self.sums[gs]:
+                    _index(wl, w)
+                for _, a in self.exts[gs]:
+                    _index(al, a)
+            for j, w in enumerate(wl):
+                set_wcol[b, 1 + j] = w
+                set_wmap[b, w] = 1 + j
+            for j, a in enumerate(al):
+                set_acol[b, j] = a
+                set_amap[b, a] = j
+            set_nw.append(1 + len(wl))
+            set_na.append(len(al))
+            set_boff.append(bw)
+            set_bfoff.append(bfw)
+            bw += 6 + (2 + 3 * (1 + len(wl)))  # times the lanes, see State
+            bfw += 2 * len(al)
+            durations: list[Fraction] = []
+            for qi, _ in members:
+                durations += [plans[qi].window.within, plans[qi].window.slide]
+            self.panes.append(pane_length(durations))
+        self.widths["bur"] = max(bw, 1)
+        self.widths["burf"] = max(bfw, 1)
+        set_q_ptr, set_q = _csr([[qi for qi, _ in members] for *_, members in sets])
+        _, set_s = _csr([[s for _, s in members] for *_, members in sets])
+        self.tables.update(
+            set_part=_i64([g for _, g, _, _ in sets]),
+            set_role=set_role,
+            set_f=_i64(set_f),
+            set_q_ptr=set_q_ptr,
+            set_q=set_q,
+            set_s=set_s,
+            set_nw=_i64(set_nw),
+            set_wcol=set_wcol,
+            set_wmap=set_wmap,
+            set_na=_i64(set_na),
+            set_acol=set_acol,
+            set_amap=set_amap,
+            set_boff=_i64(set_boff),  # scaled by the lanes in State
+            set_bfoff=_i64(set_bfoff),
+        )
 
-    ty_lists: list[list[int]] = [[] for _ in range(n_types)]
-    b_q, b_s, b_f, b_set = [], [], [], []
-    for bi, (qi, s, f, typ) in enumerate(bindings):
-        if qi >= 0:
-            ty_lists[tcode[typ]].append(bi)
-        b_q.append(qi)
-        b_s.append(s)
-        b_f.append(f if filters[f].required or filters[f].predicates else -1)
-        b_set.append(set_of_binding.get((qi, s), -1))
-    ty_ptr, ty_bind = _csr(ty_lists)
+    def _rule(self, f: int) -> int:
+        """A filter id, or -1 when the filter accepts every event of its type."""
+        return f if self.filters[f].required or self.filters[f].predicates else -1
 
-    nsets = len(sets)
-    set_role = np.zeros((max(nsets, 1), n_types), dtype=np.int64)
-    set_part, set_f, set_nw, set_na = [], [], [], []
-    set_q_lists: list[list[int]] = []
-    set_s_lists: list[list[int]] = []
-    max_w = 1 + len(weights)
-    set_wcol = np.zeros((max(nsets, 1), max_w), dtype=np.int64)
-    set_wmap = np.full((max(nsets, 1), max(len(weights), 1)), -1, dtype=np.int64)
-    set_acol = np.zeros((max(nsets, 1), max(len(extremes), 1)), dtype=np.int64)
-    set_amap = np.full((max(nsets, 1), max(len(extremes), 1)), -1, dtype=np.int64)
-    set_boff, set_bfoff = [], []
-    panes: list[Fraction] = []
-    bw = bfw = 0
-    for b, (typ, g, f, members) in enumerate(sets):
-        set_part.append(g)
-        set_f.append(f if filters[f].required or filters[f].predicates else -1)
-        set_q_lists.append([qi for qi, _ in members])
-        set_s_lists.append([s for _, s in members])
-        for qi in set_queries[b]:
-            for v in plans[qi].vars.values():
-                set_role[b, tcode[v.type]] = 2
-        set_role[b, tcode[typ]] = 1
-        wl: list[int] = []
-        al: list[int] = []
-        for qi, s in members:
-            gs = q_soff[qi] + s
-            for _, w in sums[gs]:
-                if w not in wl:
-                    wl.append(w)
-            for _, a in exts[gs]:
-                if a not in al:
-                    al.append(a)
-        for j, w in enumerate(wl):
-            set_wcol[b, 1 + j] = w
-            set_wmap[b, w] = 1 + j
-        for j, a in enumerate(al):
-            set_acol[b, j] = a
-            set_amap[b, a] = j
-        set_nw.append(1 + len(wl))
-        set_na.append(len(al))
-        set_boff.append(bw)
-        set_bfoff.append(bfw)
-        bw += 6 + (2 + 3 * (1 + len(wl)))  # times the lanes, see State
-        bfw += 2 * len(al)
-        durations: list[Fraction] = []
-        for qi, _ in members:
-            durations += [plans[qi].window.within, plans[qi].window.slide]
-        panes.append(pane_length(durations))
-    set_q_ptr, set_q = _csr(set_q_lists)
-    _, set_s = _csr(set_s_lists)
+    def type_bindings(self) -> None:
+        """Per event type the bindings (query, state, filter, sharing set) it makes."""
+        set_of_binding = {
+            (qi, s): b for b, (*_, members) in enumerate(self.sets) for qi, s in members
+        }
+        ty_lists: list[list[int]] = [[] for _ in range(self.n_types)]
+        for bi, (qi, _, _, typ) in enumerate(self.bindings):
+            if qi >= 0:
+                ty_lists[self.tcode[typ]].append(bi)
+        ty_ptr, ty_bind = _csr(ty_lists)
+        self.tables.update(
+            ty_ptr=ty_ptr,
+            ty_bind=ty_bind,
+            b_q=_i64([qi for qi, _, _, _ in self.bindings]),
+            b_s=_i64([s for _, s, _, _ in self.bindings]),
+            b_f=_i64([self._rule(f) for _, _, f, _ in self.bindings]),
+            b_set=_i64([set_of_binding.get((qi, s), -1) for qi, s, _, _ in self.bindings]),
+        )
 
-    # part_role: 1 for a type some query of the partitioning binds, 2 when some
-    # query may bind several events of it in one trend (the lane bound, _rns)
-    reps = [_repeatable(p) for p in plans]
-    repeatable = {
-        v.type for p, r in zip(plans, reps, strict=True) for v in p.vars.values() if v.var in r
-    }
-    singles = max(
-        (len(p.template.states) - len(r) for p, r in zip(plans, reps, strict=True)), default=0
-    )
-    part_role = np.zeros((len(parts), n_types), dtype=np.int64)
-    part_sp_lists: list[list[int]] = []
-    for g, pt in enumerate(parts):
-        sps: list[int] = []
-        for qi in pt.queries:
-            for v in plans[qi].vars.values():
-                part_role[g, tcode[v.type]] = 2 if v.type in repeatable else 1
-            if q_spec[qi] not in sps:
-                sps.append(q_spec[qi])
-        part_sp_lists.append(sps)
-    part_sp_ptr, part_sp = _csr(part_sp_lists)
-    sp_NS = [math.ceil(s.within / s.slide) + 1 for s in specs]
-    sp_moff = list(np.cumsum([0] + sp_NS[:-1]))
+    def roles(self) -> None:
+        """part_role: 1 for a type some query of the partitioning binds, 2 when some query
+        may bind several events of it in one trend (the lane bound, _rns); the window
+        specs of each partitioning and their slots in the window-event counts."""
+        plans, q = self.plans, self.q
+        reps = [_repeatable(p) for p in plans]
+        repeatable = {
+            v.type for p, r in zip(plans, reps, strict=True) for v in p.vars.values() if v.var in r
+        }
+        self.singles = max(
+            (len(p.template.states) - len(r) for p, r in zip(plans, reps, strict=True)), default=0
+        )
+        part_role = np.zeros((len(self.parts), self.n_types), dtype=np.int64)
+        part_sp_lists: list[list[int]] = []
+        for g, pt in enumerate(self.parts):
+            sps: list[int] = []
+            for qi in pt.queries:
+                for v in plans[qi].vars.values():
+                    part_role[g, self.tcode[v.type]] = 2 if v.type in repeatable else 1
+                _index(sps, q["q_spec"][qi])
+            part_sp_lists.append(sps)
+        part_sp_ptr, part_sp = _csr(part_sp_lists)
+        sp_NS = [math.ceil(s.within / s.slide) + 1 for s in self.specs]
+        self.widths["m"] = max(sum(sp_NS), 1)
+        self.tables.update(
+            part_role=part_role,
+            part_sp_ptr=part_sp_ptr,
+            part_sp=part_sp,
+            sp_NS=_i64(sp_NS),
+            sp_moff=_i64([int(x) for x in np.cumsum([0] + sp_NS[:-1])]),
+        )
 
-    pred_ptr, pred_src = _csr(preds)
-    cnt_ptr, cnt_reg = _csr(cnt)
-    sum_ptr, sum_flat = _csr([[r for r, _ in row] for row in sums])
-    _, sum_w = _csr([[w for _, w in row] for row in sums])
-    ext_ptr, ext_reg = _csr([[r for r, _ in row] for row in exts])
-    _, ext_a = _csr([[a for _, a in row] for row in exts])
+    def lowered(self) -> Lowered:
+        pred_ptr, pred_src = _csr(self.preds)
+        cnt_ptr, cnt_reg = _csr(self.cnt)
+        sum_ptr, sum_reg = _csr([[r for r, _ in row] for row in self.sums])
+        _, sum_w = _csr([[w for _, w in row] for row in self.sums])
+        ext_ptr, ext_reg = _csr([[r for r, _ in row] for row in self.exts])
+        _, ext_a = _csr([[a for _, a in row] for row in self.exts])
+        program = Program(
+            **{name: _i64(values) for name, values in self.q.items()},
+            **self.tables,
+            pred_ptr=pred_ptr,
+            pred_src=pred_src,
+            cnt_ptr=cnt_ptr,
+            cnt_reg=cnt_reg,
+            sum_ptr=sum_ptr,
+            sum_reg=sum_reg,
+            sum_w=sum_w,
+            ext_ptr=ext_ptr,
+            ext_reg=ext_reg,
+            ext_a=ext_a,
+        )
+        return Lowered(
+            plans=self.plans,
+            program=program,
+            types=self.types,
+            specs=self.specs,
+            panes=self.panes,
+            partitionings=self.parts,
+            grouping_of=self.grouping_of,
+            filters=self.filters,
+            weights=self.weights,
+            extremes=self.extremes,
+            widths=self.widths,
+            group_widths=self.group_widths,
+            query_groups=self.query_groups,
+            singles=self.singles,
+            max_additive=max(self.q["q_A"], default=1),
+            max_extreme=max(max(self.q["q_M"], default=0), 1),
+            set_types=[s[0] for s in self.sets],
+        )
 
-    program = Program(
-        q_spec=_i64(q_spec),
-        q_part=_i64(q_part),
-        q_S=_i64(q_S),
-        q_A=_i64(q_A),
-        q_M=_i64(q_M),
-        q_nmin=_i64(q_nmin),
-        q_NS=_i64(q_NS),
-        q_start=_i64(q_start),
-        q_end=_i64(q_end),
-        qs_c=_i64(qs_c),
-        c_toff=_i64(c_toff),  # scaled by the lanes in State
-        c_eoff=_i64(c_eoff),
-        c_koff=_i64(c_koff),
-        c_A=_i64(c_A),
-        c_M=_i64(c_M),
-        c_NS=_i64(c_NS),
-        c_spec=_i64(c_spec),
-        c_read=_i64(c_read),
-        c_end_ptr=c_end_ptr,
-        c_end_q=c_end_q,
-        q_roff=_i64(q_roff),  # scaled by the lanes in State
-        q_reoff=_i64(q_reoff),
-        q_rkoff=_i64(q_rkoff),
-        q_gsel=_i64(q_gsel),
-        q_grouping=_i64(q_grouping),
-        q_soff=_i64(q_soff),
-        pred_ptr=pred_ptr,
-        pred_src=pred_src,
-        cnt_ptr=cnt_ptr,
-        cnt_reg=cnt_reg,
-        sum_ptr=sum_ptr,
-        sum_reg=sum_flat,
-        sum_w=sum_w,
-        ext_ptr=ext_ptr,
-        ext_reg=ext_reg,
-        ext_a=ext_a,
-        ty_ptr=ty_ptr,
-        ty_bind=ty_bind,
-        b_q=_i64(b_q),
-        b_s=_i64(b_s),
-        b_f=_i64(b_f),
-        b_set=_i64(b_set),
-        set_part=_i64(set_part),
-        set_role=set_role,
-        set_f=_i64(set_f),
-        set_q_ptr=set_q_ptr,
-        set_q=set_q,
-        set_s=set_s,
-        set_nw=_i64(set_nw),
-        set_wcol=set_wcol,
-        set_wmap=set_wmap,
-        set_na=_i64(set_na),
-        set_acol=set_acol,
-        set_amap=set_amap,
-        set_boff=_i64(set_boff),  # scaled by the lanes in State
-        set_bfoff=_i64(set_bfoff),
-        part_role=part_role,
-        part_sp_ptr=part_sp_ptr,
-        part_sp=part_sp,
-        sp_NS=_i64(sp_NS),
-        sp_moff=_i64([int(x) for x in sp_moff]),
-    )
-    widths["bur"] = max(bw, 1)
-    widths["burf"] = max(bfw, 1)
-    widths["m"] = max(sum(sp_NS), 1)
-    return Lowered(
-        plans=plans,
-        program=program,
-        types=types,
-        specs=specs,
-        panes=panes,
-        partitionings=parts,
-        grouping_of=grouping_of,
-        filters=filters,
-        weights=weights,
-        extremes=extremes,
-        widths=widths,
-        group_widths=group_widths,
-        query_groups=query_groups,
-        singles=singles,
-        max_additive=max(q_A, default=1),
-        max_extreme=max(max(q_M, default=0), 1),
-        set_types=[s[0] for s in sets],
-    )
+
+_QUERY_FIELDS = [
+    "q_spec",
+    "q_part",
+    "q_S",
+    "q_A",
+    "q_M",
+    "q_nmin",
+    "q_NS",
+    "q_start",
+    "q_end",
+    "q_gsel",
+    "q_grouping",
+    "q_soff",
+]
+
+
+def _index(items: list, item: object) -> int:  # type: ignore[type-arg]
+    """The position of ``item`` in ``items``, appended first when it is not there."""
+    if item not in items:
+        items.append(item)
+    return items.index(item)
 
 
 def scaled(program: Program, lanes: int) -> Program:
