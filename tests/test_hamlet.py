@@ -9,11 +9,11 @@ from hypothesis import given
 
 from helpers import canon, run_queries, stream
 from trendagg.engine import run_strategy
-from trendagg.engine.hamlet import benefit, nonshared_cost, shared_cost
 from trendagg.io import EventBatch
 from trendagg.language import ast, parse
+from trendagg.optimizer.candidates import analyze
+from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
 from trendagg.plan.compile import compile_workload
-from trendagg.plan.sharing import analyze
 from workloads import shared_cases
 
 SHARING = ["hamlet", "hamlet-static"]

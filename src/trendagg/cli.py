@@ -338,8 +338,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Sharable sets and merged templates; with events, HAMLET's decision per burst."""
+    from trendagg.optimizer.candidates import analyze
     from trendagg.plan.compile import compile_workload
-    from trendagg.plan.sharing import analyze
 
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)

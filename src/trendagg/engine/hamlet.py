@@ -1,6 +1,6 @@
 """HAMLET: shared online trend aggregation with a dynamic sharing optimizer.
 
-Queries that share a Kleene sub-pattern ``E+`` (see :mod:`trendagg.plan.sharing`)
+Queries that share a Kleene sub-pattern ``E+`` (see :mod:`trendagg.optimizer.candidates`)
 run in one executor per component. Each query keeps its GRETA graph per
 partition for everything it does not share. Events of type E that arrive with
 no other event type of the component in between, within one pane, form a
@@ -48,31 +48,14 @@ from typing import Any
 from trendagg.engine.aggregates import Registers, exact
 from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
+from trendagg.optimizer.candidates import Component, SharableSet, analyze
+from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import add_registers
-from trendagg.plan.sharing import Component, SharableSet, analyze
 from trendagg.plan.windows import WindowSpec
 
 Vec = list[Any]
 Entry = list[Any]  # [c, v, w_1..w_A, pmin_1..pmin_B, pmax_1..pmax_C]
-
-
-# ----------------------------------------------------------------------------- benefit model
-
-
-def shared_cost(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
-    """Shared(G_E, Q_E) = b*n*s_p + s_c*k*g*t (HAMLET, Eq. 7)."""
-    return b * n * s_p + s_c * k * g * t
-
-
-def nonshared_cost(b: int, n: int, k: int) -> int:
-    """NonShared(G_E^i, Q_E) = k*b*n (HAMLET, Eq. 7)."""
-    return k * b * n
-
-
-def benefit(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
-    """Benefit of sharing a burst: NonShared - Shared (HAMLET, Def. 4.2)."""
-    return nonshared_cost(b, n, k) - shared_cost(b, n, s_p, s_c, k, g, t)
 
 
 # ----------------------------------------------------------------------------- shared maps

@@ -321,13 +321,14 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
         a_total += max(nk, 0) * (prog.q_A[q] + 1)
     shared = st.mode[0] == 2
     if st.mode[0] == 1:
-        # HAMLET Def. 4.2 in this kernel's units: replaying costs every query's
-        # registers per event and window; sharing costs the coefficient updates per
-        # event, and per register, query and window half of what replaying one
-        # event costs (measured: benchmarks/kernel_rideshare.py, where sharing
-        # every burst beat replaying the one-event ones)
+        # HAMLET Def. 4.2 in this kernel's units, with the parameters of
+        # trendagg.optimizer.cost: replaying costs every query's registers per event
+        # and window; sharing costs the coefficient updates per event, and applying
+        # them per register, query and window
         nonshared = n * a_total * L
-        shared_cost = n * (2 + 3 * prog.set_nw[b]) * L + a_total * L // 2
+        shared_cost = (
+            n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
+        )
         shared = shared_cost < nonshared
     st.stats[0] += 1
     if shared:

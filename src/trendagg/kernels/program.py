@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from trendagg.language import to_text
+from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec, pane_length
 
@@ -28,7 +29,8 @@ Program = namedtuple(
     "q_spec q_part q_S q_A q_M q_nmin q_NS q_start q_end qs_c c_toff c_eoff c_koff c_A c_M c_NS "
     "c_spec c_read c_end_ptr c_end_q q_roff q_reoff q_rkoff q_gsel q_grouping q_soff pred_ptr pred_src cnt_ptr cnt_reg sum_ptr sum_reg sum_w "
     "ext_ptr ext_reg ext_a ty_ptr ty_bind b_q b_s b_f b_set set_part set_role set_f set_q_ptr "
-    "set_q set_s set_nw set_wcol set_wmap set_na set_acol set_amap set_boff set_bfoff part_role "
+    "set_q set_s set_nw set_eunits cost_apply set_wcol set_wmap set_na set_acol set_amap set_boff "
+    "set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff",
 )
 
@@ -435,7 +437,7 @@ class _Lowering:
         set_wmap = np.full((n, max(len(self.weights), 1)), -1, dtype=np.int64)
         set_acol = np.zeros((n, max(len(self.extremes), 1)), dtype=np.int64)
         set_amap = np.full((n, max(len(self.extremes), 1)), -1, dtype=np.int64)
-        set_f, set_nw, set_na, set_boff, set_bfoff = [], [], [], [], []
+        set_f, set_nw, set_eunits, set_na, set_boff, set_bfoff = [], [], [], [], [], []
         self.panes: list[Fraction] = []
         bw = bfw = 0
         for b, (typ, _g, f, members) in enumerate(sets):
@@ -459,6 +461,7 @@ class _Lowering:
                 set_acol[b, j] = a
                 set_amap[b, a] = j
             set_nw.append(1 + len(wl))
+            set_eunits.append(burst_event_units(1 + len(wl)))
             set_na.append(len(al))
             set_boff.append(bw)
             set_bfoff.append(bfw)
@@ -480,6 +483,8 @@ class _Lowering:
             set_q=set_q,
             set_s=set_s,
             set_nw=_i64(set_nw),
+            set_eunits=_i64(set_eunits),
+            cost_apply=_i64([APPLY_NUMERATOR, APPLY_DENOMINATOR]),
             set_wcol=set_wcol,
             set_wmap=set_wmap,
             set_na=_i64(set_na),
