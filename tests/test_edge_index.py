@@ -30,6 +30,7 @@ from trendagg.engine.hamlet import HamletExecutor
 from trendagg.engine.key_index import KeyIndex
 from trendagg.io import EventBatch
 from trendagg.language import ast, parse
+from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import QueryPlan, compile_query, compile_workload
 from trendagg.plan.edge_index import FLIP, UNDEFINED, edge_index
 from trendagg.plan.layout import AggLayout
@@ -366,7 +367,7 @@ def _engine(queries: list[ast.Query], events: list[dict[str, object]], strategy:
     if strategy == "greta":
         ex = GretaExecutor(plans)
     else:
-        ex = HamletExecutor(plans, dynamic=strategy == "hamlet")
+        ex = HamletExecutor(plans, sharing_plan(plans, strategy, compiled=False))
     rows = []
     for t, batch in time_batches(EventBatch.from_records(events).events):
         rows.extend(ex.step(t, batch))

@@ -27,6 +27,7 @@ from trendagg.io import EventBatch
 from trendagg.kernels import executor as kexec
 from trendagg.kernels.program import lower
 from trendagg.language import parse
+from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
 
 PATTERNS = [
@@ -151,8 +152,8 @@ def test_equal_prefixes_share_one_register_class() -> None:
         for i, p in enumerate(["SEQ(A, B+)", "SEQ(A, B+, C)", "SEQ(A, B+, D)", "(SEQ(A+, B))+"])
     )
     plans = compile_workload(parse(text))
-    merged = lower(plans, merge=True).program
-    alone = lower(plans, merge=False).program
+    merged = lower(plans, sharing_plan(plans, "hamlet-static")).program
+    alone = lower(plans, sharing_plan(plans, "greta")).program
     # A and B+ of the first three queries: one class each; nested Kleene never merged
     assert len(alone.c_A) == 2 + 3 + 3 + 2
     assert len(merged.c_A) == 2 + 1 + 1 + 2
@@ -330,7 +331,7 @@ def test_only_states_something_reads_keep_registers() -> None:
         "q1: RETURN COUNT(*) PATTERN (SEQ(A, B))+ WHERE [g] WITHIN 10 s"
     )
     plans = compile_workload(parse(text))
-    prog = lower(plans, merge=False).program
+    prog = lower(plans, sharing_plan(plans, "greta")).program
     read = {}
     for qi, plan in enumerate(plans):
         for s, var in enumerate(plan.template.states):

@@ -337,13 +337,19 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Sharable sets and merged templates; with events, HAMLET's decision per burst."""
+    """HAMLET's sharable sets and merged template, the sharing plan that ``run`` executes
+    with this strategy and engine; with events, the Python HAMLET's decision per burst."""
     from trendagg.optimizer.candidates import analyze
+    from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.compile import compile_workload
 
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     print(analyze(plans).describe(plans), file=out)
+    compiled = args.engine != "python"
+    engine = "trendagg run" + ("" if compiled else " --engine python")
+    print(f"\n{engine} executes:", file=out)
+    print(sharing_plan(plans, args.strategy, compiled=compiled).describe(), file=out)
     if args.events is None:
         return 0
     from trendagg.engine import run_strategy
@@ -354,7 +360,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True)
     seconds = time.perf_counter() - started
     hstats = stats["hamlet"]
-    print(f"\nper-burst decisions ({args.strategy}; first {args.bursts}):", file=out)
+    print(
+        f"\nper-burst decisions ({args.strategy}, of the Python engine, which logs them; "
+        f"first {args.bursts}):",
+        file=out,
+    )
     width = max([4] + [len(d["type"]) for d in hstats.decisions[: args.bursts]])
     print(f"  partition  {'type':<{width}}  events      n  snapshots  benefit  shared by", file=out)
     for d in hstats.decisions[: args.bursts]:
@@ -568,6 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("queries")
     explain.add_argument("events", nargs="?", default=None)
     explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
+    explain.add_argument(
+        "--engine",
+        choices=("local", "python"),
+        default="local",
+        help="the plan of the compiled engine (local, and Spark, which runs it) or of the "
+        "Python engine (default local)",
+    )
     explain.add_argument("--type-col", default="type")
     explain.add_argument("--time-col", default="time")
     explain.add_argument("--event-type", default=None, metavar="NAME")

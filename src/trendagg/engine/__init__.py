@@ -9,7 +9,8 @@ feeds events chunk by chunk; :func:`run_strategy` runs one batch.
 
 from __future__ import annotations
 
-from trendagg.engine.runner import DEFAULT_STRATEGY, STRATEGIES, Runner
+from trendagg.engine.runner import DEFAULT_STRATEGY, Runner
 from trendagg.engine.runner import run_events as run_strategy
+from trendagg.optimizer.plan import STRATEGIES
 
 __all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "Runner", "run_strategy"]

@@ -48,8 +48,9 @@ from typing import Any
 from trendagg.engine.aggregates import Registers, exact
 from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
-from trendagg.optimizer.candidates import Component, SharableSet, analyze
+from trendagg.optimizer.candidates import Component, SharableSet
 from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
+from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import add_registers
 from trendagg.plan.windows import WindowSpec
@@ -754,13 +755,16 @@ class HamletExecutor(GretaExecutor):
     Components and single-query runtimes have the same interface, so stepping,
     closing windows and finishing are GretaExecutor's."""
 
-    def __init__(self, plans: list[QueryPlan], *, dynamic: bool = True, log: bool = False):
-        analysis = analyze(plans)
+    def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, *, log: bool = False):
+        """Run the queries of ``plans`` that ``sharing`` routes to the Python engine, its
+        components shared (``dynamic`` per burst for hamlet, always for hamlet-static)."""
+        dynamic = sharing.strategy == "hamlet"
         self.stats = HamletStats()
         self.components = [
-            _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in analysis.components
+            _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in sharing.components
         ]
-        self.singles = [_QueryRuntime(plans[q]) for q in analysis.unshared]
+        shared = {q for c in sharing.components for q in c.queries}
+        self.singles = [_QueryRuntime(plans[q]) for q in sharing.on("python") if q not in shared]
         self.runtimes = [*self.components, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:

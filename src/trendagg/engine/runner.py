@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from trendagg.errors import ExecutionError, InputError
+from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
+from trendagg.optimizer.plan import SharingPlan, sharing_plan
 from trendagg.plan.compile import QueryPlan
 
 if TYPE_CHECKING:
     from trendagg.io.columnar import ColumnarBatch
 
-STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
 DEFAULT_STRATEGY = "hamlet"
 
 Batch = list[tuple[str, Mapping[str, object]]]
@@ -74,18 +74,22 @@ def check_order(t: Any, floor: Any, held: Any) -> None:
         )
 
 
-def _executor(plans: list[QueryPlan], strategy: str, trend_limit: int | None, log: bool) -> Any:
-    if strategy in ("hamlet", "hamlet-static"):
+def _python_executor(
+    plans: list[QueryPlan], sharing: SharingPlan, trend_limit: int | None, log: bool
+) -> Any:
+    """The Python engine for the queries ``sharing`` routes to it (None: there are none)."""
+    queries = sharing.on("python")
+    if not queries:
+        return None
+    if sharing.strategy in ("hamlet", "hamlet-static"):
         from trendagg.engine.hamlet import HamletExecutor
 
-        return HamletExecutor(plans, dynamic=strategy == "hamlet", log=log)
-    if strategy == "greta":
+        return HamletExecutor(plans, sharing, log=log)
+    if sharing.strategy == "greta":
         from trendagg.engine.greta import GretaExecutor
 
-        return GretaExecutor(plans)
-    if strategy == "twostep":
-        return _TwoStepExecutor(plans, trend_limit)
-    raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+        return GretaExecutor([plans[q] for q in queries])
+    return _TwoStepExecutor([plans[q] for q in queries], trend_limit)
 
 
 class Runner:
@@ -103,16 +107,18 @@ class Runner:
         self.plans = plans
         self.strategy = strategy
         self.compiled: Any = None
-        if strategy not in STRATEGIES:
-            raise InputError(
-                f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}"
-            )
         self._trend_limit = trend_limit
         self._log = log
-        # the kernel takes the queries it supports once the first events show the
-        # attribute kinds (a summed column that mixes integers and decimals stays in Python)
-        self._pending = compiled and strategy != "twostep" and not log
-        self.executor: Any = None if self._pending else _executor(plans, strategy, trend_limit, log)
+        # what runs where and what is shared; log=True keeps the Python HAMLET's
+        # per-burst decisions, so it runs every query in Python
+        self._compiled = compiled and not log
+        self.sharing = sharing_plan(plans, strategy, compiled=self._compiled)
+        # the kernel takes its queries once the first events show the attribute kinds
+        # (a summed column that mixes integers and decimals moves its query to Python)
+        self._pending = bool(self.sharing.on("compiled"))
+        self.executor: Any = (
+            None if self._pending else _python_executor(plans, self.sharing, trend_limit, log)
+        )
         self._held_time: Any = None
         self._held: Batch = []
         # the compiled executor's events of the latest time, as arrays (both engines hold
@@ -233,25 +239,33 @@ class Runner:
         return self.compiled.feed(batch.take(slice(0, cut)) if cut else None, last)  # type: ignore[no-any-return]
 
     def _split(self, columns: Any) -> None:
-        """On the first events: the supported queries go to the kernel, the rest to Python."""
+        """On the first events (or the first advance or finish): start the compiled
+        executor for the queries the plan routes to it, after moving to Python those
+        whose aggregated attributes mix kinds in these events, and the Python one."""
         if not self._pending:
             return
         self._pending = False
         from trendagg.kernels.program import supported
 
-        fast = [p for p in self.plans if supported(p, columns) is None]
-        rest = [p for p in self.plans if p not in fast]
+        if columns is not None:
+            moved = {}
+            for q in self.sharing.on("compiled"):
+                why = supported(self.plans[q], columns)
+                if why is not None:
+                    moved[q] = why
+            if moved:
+                self.sharing = sharing_plan(
+                    self.plans, self.strategy, compiled=self._compiled, moved=moved
+                )
+        fast = [self.plans[q] for q in self.sharing.on("compiled")]
         if fast:
             from trendagg.kernels.executor import CompiledExecutor
 
-            self.compiled = CompiledExecutor(fast, self.strategy)
-        if rest:
-            self.executor = _executor(rest, self.strategy, self._trend_limit, self._log)
+            self.compiled = CompiledExecutor(fast, self.sharing)
+        self.executor = _python_executor(self.plans, self.sharing, self._trend_limit, self._log)
 
     def _ensure(self) -> None:
-        if self._pending:
-            self._pending = False
-            self.executor = _executor(self.plans, self.strategy, self._trend_limit, self._log)
+        self._split(None)
 
     def feed_columns(self, events: Any) -> list[ResultRow]:
         """Process a chunk of a :class:`~trendagg.io.columnar.ColumnarBatch` (the fast path)."""

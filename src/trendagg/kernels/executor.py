@@ -26,6 +26,7 @@ from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, re
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
+from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import result_row
 from trendagg.plan.windows import WindowSpec, as_number
@@ -106,11 +107,11 @@ def _key_values(col: Column, index: np.ndarray) -> list[object]:
 class CompiledExecutor:
     """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
 
-    def __init__(self, plans: list[QueryPlan], strategy: str = "hamlet"):
+    def __init__(self, plans: list[QueryPlan], sharing: SharingPlan):
+        """The queries ``plans`` (those ``sharing`` routes here), shared as it says."""
         self.plans = plans
-        self.mode = MODES[strategy]
-        # hamlet: states equal by construction across queries share their registers
-        self.low: Lowered = lower(plans, merge=self.mode > 0)
+        self.mode = MODES[sharing.strategy]
+        self.low: Lowered = lower(plans, sharing)
         self._retained: list[ColumnarBatch] = []
         self._tg = 0
         self.lanes = 1

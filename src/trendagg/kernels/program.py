@@ -21,6 +21,7 @@ import numpy as np
 
 from trendagg.language import to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
+from trendagg.optimizer.plan import KleeneBurst, SharingPlan, compiled_blocker
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec, pane_length
 
@@ -48,13 +49,7 @@ def supported(plan: QueryPlan, events: object = None) -> str | None:
             col = events.columns.get(attr)  # type: ignore[attr-defined]
             if col is not None and col.kind not in ("int", "float"):
                 return f"attribute {attr} mixes kinds of values"
-    if plan.template.negations:
-        return "negation"
-    if plan.edges or plan.guards:
-        return "edge predicates"
-    if any(a.var is not None for a in plan.partition_attrs):
-        return "qualified partition attributes"
-    return None
+    return compiled_blocker(plan)
 
 
 @dataclass
@@ -213,22 +208,23 @@ def _i64(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def lower(plans: list[QueryPlan], merge: bool = False) -> Lowered:
-    """Lay out the supported queries ``plans`` (see :func:`supported`).
+def lower(plans: list[QueryPlan], sharing: SharingPlan) -> Lowered:
+    """Lay out the supported queries ``plans`` (see :func:`supported`) as ``sharing``
+    says: its compiled Kleene bursts become the kernel's sharing sets, and with its
+    ``merge_states``, states of different queries whose registers are equal by
+    construction share one register class (see :func:`_state_classes`); without,
+    every state of every query is its own.
 
-    Registers are stored per state class: with ``merge``, states of different
-    queries whose registers are equal by construction share one class (see
-    :func:`_state_classes`); without, every state of every query is its own.
     The steps, each filling the tables the later ones read: event types, then
     per query its window, partitioning, grouping, states, registers and
     bindings; state classes and their blocks; result blocks; sharing sets;
     bindings by type; the roles of types per partitioning; the program.
     """
-    low = _Lowering(plans, merge)
+    low = _Lowering(plans, sharing.merge_states)
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
     low.classes()
-    low.sharing_sets()
+    low.sharing_sets([b for b in sharing.bursts if b.executor == "compiled"])
     low.type_bindings()
     low.roles()
     return low.lowered()
@@ -401,27 +397,22 @@ class _Lowering:
             q_rkoff=_i64(q_rkoff),
         )
 
-    def sharing_sets(self) -> None:
-        """Sharing sets: E+ (a state with a self-loop) in queries of one partitioning,
-        one rule for E; each member a class, its registers updated once by its
-        representative; the weights and extremes a set's bursts carry; burst offsets."""
+    def sharing_sets(self, bursts: list[KleeneBurst]) -> None:
+        """Sharing sets: the plan's compiled bursts of E+ (states with a self-loop, of
+        queries of one partitioning with one binding rule for E); each member a class,
+        its registers updated once by its representative; the weights and extremes a
+        set's bursts carry; burst offsets."""
         q, plans, tcode = self.q, self.plans, self.tcode
+        index = {p.name: qi for qi, p in enumerate(plans)}
         sets: list[tuple[str, int, int, list[tuple[int, int]]]] = []
-        for qi, plan in enumerate(plans):
-            states = self.state_names[qi]
-            for t in plan.template.transitions:
-                if t.src != t.dst:
-                    continue
-                s = states.index(t.src)
-                f = self.bindings[q["q_soff"][qi] + s][2]
-                typ = plan.vars[t.src].type
-                for entry in sets:
-                    if entry[0] == typ and entry[1] == q["q_part"][qi] and entry[2] == f:
-                        entry[3].append((qi, s))
-                        break
-                else:
-                    sets.append((typ, q["q_part"][qi], f, [(qi, s)]))
-        sets = [s for s in sets if len(s[3]) >= 2]
+        for burst in bursts:
+            members = [
+                (index[name], self.state_names[index[name]].index(var))
+                for name, var in burst.members
+            ]
+            qi, s = members[0]
+            f = self.bindings[q["q_soff"][qi] + s][2]
+            sets.append((burst.type_, q["q_part"][qi], f, members))
         # a type in any member query's pattern interrupts the set's bursts (role 2)
         set_queries = [sorted({qi for qi, _ in entry[3]}) for entry in sets]
         for entry in sets:  # a class's registers are updated once, by its representative

@@ -1,0 +1,195 @@
+"""The sharing plan: what a run computes once for whom, decided before any event.
+
+A strategy is a policy (:func:`sharing_plan`) that returns a :class:`SharingPlan`;
+the executors run the plan they are given and discover no sharing themselves,
+and ``trendagg explain`` prints the same plan (:meth:`SharingPlan.describe`).
+
+The plan says, per query, which executor runs it and why (:class:`Route`), and
+which Kleene bursts are shared (:class:`KleeneBurst`, HAMLET Def. 3.1/3.2) with
+their decision: ``always`` (hamlet-static) or ``dynamic`` (hamlet: per burst,
+the benefit of Eq. 7 in the executor's units, :mod:`trendagg.optimizer.cost`).
+The two executors share under different rules today, and the plan says which:
+
+- the Python engine shares ``E+`` among queries of one partitioning whatever
+  their predicates (event-level snapshots where the predecessors of an event
+  differ between queries, HAMLET Def. 3.11): its bursts are those of
+  :func:`trendagg.optimizer.candidates.analyze`, grouped in components;
+- the compiled kernel shares ``E+`` among queries of one partitioning whose
+  binding rule for E (type, required attributes, local predicates) is the same,
+  and stores registers once per class of states equal by construction
+  (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from trendagg.errors import InputError
+from trendagg.language import to_text
+from trendagg.optimizer.candidates import Component, analyze, partition_signature
+from trendagg.plan.windows import pane_length
+
+if TYPE_CHECKING:
+    from trendagg.plan.compile import QueryPlan
+
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
+
+
+@dataclass(frozen=True)
+class Route:
+    """The executor of one query, and why it is that one."""
+
+    query: str
+    executor: str  # "compiled" or "python"
+    reason: str
+
+
+@dataclass(frozen=True)
+class KleeneBurst:
+    """Bursts of ``type_`` events processed once for the states ``members`` (query name,
+    variable) of one partitioning, on one executor."""
+
+    type_: str
+    members: tuple[tuple[str, str], ...]
+    partition: tuple[str, ...]
+    pane: Fraction
+    decision: str  # "always" or "dynamic"
+    executor: str
+    rule: str = ""  # the compiled kernel's one binding rule for the members
+
+
+@dataclass(frozen=True)
+class SharingPlan:
+    strategy: str
+    routes: tuple[Route, ...]
+    bursts: tuple[KleeneBurst, ...]
+    components: tuple[Component, ...]  # the Python engine's, by query index
+    merge_states: bool
+
+    def on(self, executor: str) -> list[int]:
+        """Indices of the queries that ``executor`` runs."""
+        return [i for i, r in enumerate(self.routes) if r.executor == executor]
+
+    def describe(self) -> str:
+        """The plan as ``trendagg explain`` prints it."""
+        lines = [f"sharing plan ({self.strategy}):"]
+        for r in self.routes:
+            why = f" ({r.reason})" if r.reason else ""
+            lines.append(f"  {r.query}: {r.executor} executor{why}")
+        if not self.bursts:
+            lines.append("  no shared Kleene bursts: every query runs non-shared")
+        for b in self.bursts:
+            members = ", ".join(f"{q}.{v}" for q, v in b.members)
+            part = ", ".join(b.partition) or "none"
+            rule = f"; rule {b.rule}" if b.rule else ""
+            lines.append(
+                f"  shared {b.type_}+ on the {b.executor} executor, {b.decision}: {{{members}}}; "
+                f"partition by [{part}]; pane {b.pane} s{rule}"
+            )
+        if self.merge_states and self.on("compiled"):
+            lines.append(
+                "  compiled states equal by construction (window, partitioning, registers, "
+                "type, rule, predecessors) keep one set of registers"
+            )
+        return "\n".join(lines)
+
+
+def compiled_blocker(plan: QueryPlan) -> str | None:
+    """Why the compiled kernel cannot run this query (the Python engine then does), or
+    None: what the kernel does not implement yet."""
+    if plan.template.negations:
+        return "negation"
+    if plan.edges or plan.guards:
+        return "edge predicates"
+    if any(a.var is not None for a in plan.partition_attrs):
+        return "qualified partition attributes"
+    return None
+
+
+def sharing_plan(
+    plans: list[QueryPlan],
+    strategy: str,
+    *,
+    compiled: bool = True,
+    moved: dict[int, str] | None = None,
+) -> SharingPlan:
+    """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
+
+    ``compiled=False`` runs every query on the Python engine; ``moved`` names queries
+    the compiled executor gave back on seeing the data (query index -> why).
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    moved = moved or {}
+    routes = []
+    for i, plan in enumerate(plans):
+        if strategy == "twostep":
+            why: str | None = "twostep enumerates trends"
+        elif not compiled:
+            why = "the Python engine was asked for"
+        else:
+            why = moved.get(i) or compiled_blocker(plan)
+        routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
+    plan_ = SharingPlan(strategy, tuple(routes), (), (), strategy.startswith("hamlet"))
+    if not strategy.startswith("hamlet"):
+        return plan_
+    decision = "dynamic" if strategy == "hamlet" else "always"
+    python = plan_.on("python")
+    analysis = analyze([plans[q] for q in python])
+    components = []
+    bursts = []
+    for comp in analysis.components:
+        queries = tuple(python[q] for q in comp.queries)
+        sets = [type(s)(s.type_, tuple(python[q] for q in s.queries), s.pane) for s in comp.sets]
+        components.append(Component(queries, comp.partition_names, sets, comp.pane))
+        for s in sets:
+            members = tuple((plans[q].name, plans[q].type_to_var[s.type_]) for q in s.queries)
+            bursts.append(
+                KleeneBurst(s.type_, members, comp.partition_names, s.pane, decision, "python")
+            )
+    bursts += _compiled_bursts(plans, plan_.on("compiled"), decision)
+    return SharingPlan(strategy, plan_.routes, tuple(bursts), tuple(components), True)
+
+
+def _compiled_bursts(
+    plans: list[QueryPlan], queries: list[int], decision: str
+) -> list[KleeneBurst]:
+    """The kernel's sharing sets: the states with a self-loop (E+) of queries of one
+    partitioning with one binding rule for E, in the order the queries name them."""
+    groups: dict[tuple[str, tuple[str, ...], tuple[object, ...]], list[int]] = {}
+    for q in queries:
+        plan = plans[q]
+        for t in plan.template.transitions:
+            if t.src == t.dst:
+                type_ = plan.vars[t.src].type
+                key = (type_, partition_signature(plan), binding_rule(plan, type_))
+                groups.setdefault(key, []).append(q)
+    bursts = []
+    for (kleene, part, rule), qs in groups.items():
+        if len(qs) < 2:
+            continue
+        members = tuple((plans[q].name, plans[q].type_to_var[kleene]) for q in qs)
+        pane = pane_length([d for q in qs for d in (plans[q].window.within, plans[q].window.slide)])
+        bursts.append(
+            KleeneBurst(kleene, members, part, pane, decision, "compiled", _rule_text(rule))
+        )
+    return bursts
+
+
+def _rule_text(rule: tuple[object, ...]) -> str:
+    _, required, texts = rule
+    parts = []
+    if required:
+        parts.append("has " + ", ".join(required))  # type: ignore[arg-type]
+    parts += list(texts)  # type: ignore[call-overload]
+    return " AND ".join(parts) or "every event"
+
+
+def binding_rule(plan: QueryPlan, type_: str) -> tuple[object, ...]:
+    """What binds an event of ``type_`` to its variable: type, required attributes and
+    local predicates (as text), the key of one compiled filter."""
+    info = plan.vars[plan.type_to_var[type_]]
+    texts = tuple(sorted(to_text(p.condition) for p in info.local))
+    return (info.type, tuple(sorted(info.required)), texts)

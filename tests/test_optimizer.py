@@ -1,0 +1,118 @@
+"""The sharing plan: one plan per strategy, printed by ``explain``, executed by ``run``.
+
+Golden files (``golden/explain/*.tq`` -> ``*.<engine>.out``) hold what ``trendagg
+explain`` prints for a workload; regenerate them after an intended change with
+``TRENDAGG_REGEN_GOLDEN=1 pytest tests/test_optimizer.py`` and review the diff.
+The executors are checked to run the plan they are given: the kernel's sharing
+sets are the plan's compiled bursts, the Python HAMLET's components the plan's.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+
+from trendagg.cli import main
+from trendagg.engine import Runner
+from trendagg.io import EventBatch
+from trendagg.language import ast, parse
+from trendagg.optimizer.plan import sharing_plan
+from trendagg.plan.compile import compile_query, compile_workload
+from workloads import shared_cases
+
+GOLDEN = Path(__file__).parent / "golden" / "explain"
+CASES = sorted(GOLDEN.glob("*.tq"))
+REGEN = os.environ.get("TRENDAGG_REGEN_GOLDEN") == "1"
+
+
+@pytest.mark.parametrize("engine", ["local", "python"])
+@pytest.mark.parametrize("case", CASES, ids=[case.stem for case in CASES])
+def test_explain_golden(case: Path, engine: str) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["explain", str(case), "--engine", engine], out, err) == 0, err.getvalue()
+    expected = case.with_suffix(f".{engine}.out")
+    if REGEN:
+        expected.write_text(out.getvalue(), encoding="utf-8")
+    assert expected.exists(), f"missing {expected.name}; run with TRENDAGG_REGEN_GOLDEN=1"
+    assert out.getvalue() == expected.read_text(encoding="utf-8")
+
+
+REVIEW = (GOLDEN / "review.tq").read_text()
+
+
+def test_the_plan_says_what_each_executor_shares() -> None:
+    """The review's workload: the Python HAMLET shares B+ among all five queries
+    (event-level snapshots where predicates differ); the kernel only among those with
+    one binding rule for B (q2 and q4), and q5 (NOT) runs in Python."""
+    plans = compile_workload(parse(REVIEW))
+    local = sharing_plan(plans, "hamlet")
+    assert [r.executor for r in local.routes] == ["compiled"] * 4 + ["python"]
+    assert local.routes[4].reason == "negation"
+    assert [(b.executor, b.members) for b in local.bursts] == [
+        ("compiled", (("q2", "B"), ("q4", "B")))
+    ]
+    python = sharing_plan(plans, "hamlet-static", compiled=False)
+    assert [(b.executor, b.decision, len(b.members)) for b in python.bursts] == [
+        ("python", "always", 5)
+    ]
+    assert sharing_plan(plans, "greta").bursts == ()
+
+
+def _runner(queries: list[ast.Query], records: list[dict[str, object]], strategy: str) -> Runner:
+    plans = [compile_query(q) for q in queries]
+    runner = Runner(plans, strategy)
+    runner.feed(EventBatch.from_records(records).events)
+    runner.finish()
+    return runner
+
+
+@given(shared_cases(max_queries=6, max_events=6))
+def test_the_executors_run_the_plan_they_are_given(
+    case: tuple[list[ast.Query], list[dict[str, object]]],
+) -> None:
+    queries, records = case
+    for strategy in ("hamlet", "hamlet-static"):
+        runner = _runner(queries, records, strategy)
+        plan = runner.sharing
+        assert plan == sharing_plan(runner.plans, strategy) or any(
+            r.reason.startswith("attribute") for r in plan.routes
+        )
+        compiled = [b for b in plan.bursts if b.executor == "compiled"]
+        if runner.compiled is not None:
+            low = runner.compiled.low
+            names = [p.name for p in low.plans]
+            sets = list(zip(low.program.set_q_ptr[:-1], low.program.set_q_ptr[1:], strict=True))
+            assert low.set_types == [b.type_ for b in compiled]
+            for (lo, hi), burst in zip(sets, compiled, strict=True):
+                members = {names[q] for q in low.program.set_q[lo:hi]}
+                # a state class is updated once, by its representative: a subset
+                assert members <= {name for name, _ in burst.members}
+        else:
+            assert not compiled
+        if runner.executor is not None and hasattr(runner.executor, "components"):
+            got = [tuple(c.comp.queries) for c in runner.executor.components]
+            assert got == [c.queries for c in plan.components]
+
+
+def test_a_query_whose_sum_mixes_kinds_moves_to_python_and_the_plan_says_so() -> None:
+    plans = compile_workload(
+        parse(
+            "q1: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s; q2: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"
+        )
+    )
+    runner = Runner(plans, "hamlet")
+    records = [
+        {"type": "A", "time": 1},
+        {"type": "B", "time": 2, "v": 1},
+        {"type": "B", "time": 3, "v": 0.5},
+    ]
+    runner.feed(EventBatch.from_records(records).events)
+    assert [r.executor for r in runner.sharing.routes] == ["python", "compiled"]
+    assert "mixes kinds" in runner.sharing.routes[0].reason
+    rows = {r.query: r.values for r in runner.finish()}
+    # a1 b2 b3: trends a1 b2, a1 b3, a1 b2 b3; B.v sums 1 + 0.5 + 1.5
+    assert rows == {"q1": {"SUM(B.v)": 3.0}, "q2": {"COUNT(*)": 3}}
