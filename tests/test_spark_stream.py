@@ -209,7 +209,12 @@ def test_late_events_are_counted_and_written_beyond_the_lateness(
 
 
 def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path: Path) -> None:
-    text = "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 30 s"
+    # two query groups (q2 partitions by v): a B row reaches a key of each, and is
+    # rejected (and counted) once
+    text = (
+        "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 30 s;\n"
+        "q2: RETURN COUNT(*) PATTERN B+ WHERE [v] WITHIN 30 s"
+    )
     source = tmp_path / "in"
     source.mkdir()
     (source / "a.jsonl").write_text(
@@ -221,7 +226,10 @@ def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path
         '{"type": "Z", "time": 100}\n'
     )
     got, stats = run_dir(spark, text, source, tmp_path / "out", tmp_path / "ckpt")
-    assert [r.values for r in got] == [{"COUNT(*)": 1, "SUM(B.v)": 5}]
+    assert sorted((r.query, r.values) for r in got) == [
+        ("q", {"COUNT(*)": 1, "SUM(B.v)": 5}),
+        ("q2", {"COUNT(*)": 1}),
+    ]
     rejected = [
         json.loads(line)
         for f in (tmp_path / "out" / "rejects").glob("*.jsonl")

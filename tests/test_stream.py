@@ -175,3 +175,27 @@ def test_rejected_rows_are_written_with_reasons(tmp_path: Path) -> None:
     rejected = json.loads((tmp_path / "rejects" / "part-00000000.jsonl").read_text())
     assert rejected["record"] == {"type": "B", "time": 2, "v": "lots"}
     assert "v" in rejected["reason"]
+
+
+def test_a_row_rejected_by_two_query_groups_is_counted_and_written_once(tmp_path: Path) -> None:
+    # q1 and q2 partition differently (two query groups): a B row reaches a key of each
+    text = (
+        "q1: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s;\n"
+        "q2: RETURN COUNT(*) PATTERN B+ WHERE [g] WITHIN 10 s"
+    )
+    bad = {"type": "B", "time": 2, "g": 1, "v": "lots"}
+    chunks = [
+        [{"type": "A", "time": 1, "g": 1}, bad, dict(bad), {**bad, "v": "many"}],
+        [{"type": "Z", "time": 50}],
+    ]
+    got, stats = run_stream(text, chunks, 0, tmp_path)
+    assert got == []
+    rejected = [
+        json.loads(line)
+        for f in sorted((tmp_path / "rejects").glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
+    # two identical bad rows stay two; none is written once per query group
+    assert stats.rejected == 3
+    assert sorted(r["record"]["v"] for r in rejected) == ["lots", "lots", "many"]
+    assert all("v" in r["reason"] for r in rejected)

@@ -73,6 +73,8 @@ GROUP = "__trendagg_group"
 KEY = "__trendagg_key"
 WATERMARK = "__trendagg_event_time"
 
+# the rows of the keyed part; "query" holds the queries of a late event, and the query
+# group (its number) of a rejected row
 _OUT = (
     "kind string, query string, window bigint, group_json string, registers string, "
     "time double, record string, reason string, events bigint"
@@ -415,11 +417,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         for pdf in rows:  # columns come positionally (_0, _1, ...): the record is the last
             records.extend(pdf.iloc[:, -1].tolist())
         out = _Output()
-        events = self._read(records, out)
+        events = self._read(records, group, out)
         if group < 0:  # rows Spark could not route: rejected, with the reader's reason if any
             for i in range(len(events)):
                 record = records[events.rows[i] - 1]
-                out.add(kind="reject", record=record, reason=unordered_reason(events.times[i]))
+                out.add(
+                    kind="reject",
+                    query=str(group),
+                    record=record,
+                    reason=unordered_reason(events.times[i]),
+                )
             yield from out.frames()
             return
         st = self._load()
@@ -473,11 +480,18 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         ms = timer_values.getCurrentWatermarkInMs()
         return ms / 1000 if ms > 0 else float("-inf")
 
-    def _read(self, texts: list[str], out: _Output) -> Any:
-        """The events of a key's rows; the rejected ones go out with their reasons."""
+    def _read(self, texts: list[str], group: int, out: _Output) -> Any:
+        """The events of a key's rows; the rejected ones go out with their reasons, and
+        with their query group (a row read by several groups is rejected by each: the
+        sink counts it once, see :func:`_rejected_rows`)."""
         read = read_rows(texts, self.reading, self.numeric, "<stream>")
         for bad in read.rejected:  # the record as the reader saw it (a bad line as _text)
-            out.add(kind="reject", record=json.dumps(bad.record, default=str), reason=bad.reason)
+            out.add(
+                kind="reject",
+                query=str(group),
+                record=json.dumps(bad.record, default=str),
+                reason=bad.reason,
+            )
         return read.events
 
     def _load(self) -> _Key:
@@ -583,7 +597,7 @@ class _Sink:
 
         partial: dict[tuple[str, int, str], list[Any]] = {}
         late_rows: list[Any] = []
-        rejected: list[dict[str, object]] = []
+        reject_rows: list[Any] = []
         seen = 0
         for r in collected:
             kind = r["kind"]
@@ -592,7 +606,7 @@ class _Sink:
             elif kind == "late":
                 late_rows.append(r)
             elif kind == "reject":
-                rejected.append({"reason": r["reason"], "record": record_of(r["record"])})
+                reject_rows.append(r)
             elif kind == "seen":
                 seen += r["events"] or 0
         results = [
@@ -603,6 +617,7 @@ class _Sink:
             key=lambda r: (self.order[r.query], r.window_start, repr(list(r.group.values())))
         )
         late = _late_events(late_rows, self.order)
+        rejected = _rejected_rows(reject_rows)
         tag = f"part-{batch_id:08d}"
         if results:
             self._atomic(
@@ -655,6 +670,26 @@ def _late_events(rows: Sequence[Any], order: dict[str, int]) -> list[dict[str, o
             )
     events.sort(key=lambda e: e["time"])  # type: ignore[arg-type, return-value]
     return events
+
+
+def _rejected_rows(rows: Sequence[Any]) -> list[dict[str, object]]:
+    """One entry per rejected row, however many query groups read it.
+
+    A row goes to one key per query group that reads its type, and each key's
+    reader rejects it with the same reason (the readers of all groups read with
+    the same rules). As for late events, the k-th report of a record by one group
+    and the k-th by another are the same row: identical rows stay as many as
+    they were.
+    """
+    reports: dict[str, dict[str, list[Any]]] = {}
+    for r in rows:
+        reports.setdefault(r["record"], {}).setdefault(r["query"], []).append(r)
+    rejected: list[dict[str, object]] = []
+    for record, by_group in reports.items():
+        for k in range(max(len(v) for v in by_group.values())):
+            first = next(v[k] for v in by_group.values() if len(v) > k)
+            rejected.append({"reason": first["reason"], "record": record_of(record)})
+    return rejected
 
 
 def _jsonl(items: list[dict[str, object]], path: str) -> None:
