@@ -517,7 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
         "an event earlier than the latest time seen minus this is late",
     )
     stream.add_argument(
-        "--format", choices=FORMATS, default="jsonl", help="result file format (default jsonl)"
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="result file format (default jsonl); csv and parquet have the same columns "
+        "and types in every file (counts, sums, minima, maxima and group keys as text)",
     )
     stream.add_argument(
         "--once",

@@ -587,6 +587,9 @@ class _Sink:
         self.output = Path(output)
         self.fmt = fmt
         self.stats = stats
+        from trendagg.spark.stream_results import stream_columns
+
+        self.columns = stream_columns(plans)
 
     def __call__(self, df: Any, batch_id: int) -> None:
         self.write(batch_id, df.collect())
@@ -594,6 +597,7 @@ class _Sink:
     def write(self, batch_id: int, collected: Sequence[Any]) -> None:
         """Write one micro-batch's output rows (Spark Rows or dicts of the ``_OUT`` columns)."""
         from trendagg.io.writers import write_results
+        from trendagg.spark.stream_results import write_table
 
         partial: dict[tuple[str, int, str], list[Any]] = {}
         late_rows: list[Any] = []
@@ -622,7 +626,11 @@ class _Sink:
         if results:
             self._atomic(
                 self.output / "results" / f"{tag}.{self.fmt}",
-                lambda p: write_results(results, p, self.fmt),
+                lambda p: (
+                    write_results(results, p, self.fmt)
+                    if self.fmt == "jsonl"
+                    else write_table(results, self.columns, p, self.fmt)
+                ),
             )
         if late:
             self._atomic(self.output / "late" / f"{tag}.jsonl", lambda p: _jsonl(late, p))
