@@ -505,7 +505,10 @@ def build_parser() -> argparse.ArgumentParser:
         "socket://HOST:PORT (one JSON object per line), or rate:// (generated rides)",
     )
     stream.add_argument(
-        "--checkpoint", required=True, help="checkpoint directory: a restart resumes from it"
+        "--checkpoint",
+        required=True,
+        help="checkpoint directory: a restart resumes from it (it holds pickled engine "
+        "state, unpickled on resume: use only a checkpoint from a trusted place)",
     )
     stream.add_argument(
         "--output", "-o", required=True, help="directory for results/, late/ and rejects/"
