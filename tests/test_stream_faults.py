@@ -78,14 +78,20 @@ def _environment() -> dict[str, str]:
     )
 
 
-def _setup(root: Path, files: int, per_file: int) -> tuple[Path, Path, list[str]]:
+# a Travel leg whose speed is no number: read by all three query groups, rejected once
+_BAD = {"type": "Travel", "driver": 1, "rider": 1, "district": 1, "speed": "fast"}
+
+
+def _setup(root: Path, files: int, per_file: int) -> tuple[Path, Path, list[str], list[Any]]:
     """Queries, a directory of event files (then one far event that closes every window),
-    and the batch run's result lines."""
+    and the batch run's result lines and rejected records."""
     from trendagg.generate import rideshare
 
     queries = root / "q.tq"
     queries.write_text(_workload())
-    records = list(rideshare(files * per_file, seed=5))
+    records: list[dict[str, Any]] = list(rideshare(files * per_file, seed=5))
+    at = per_file // 2
+    records.insert(at, {**_BAD, "time": records[at]["time"], "duration": 30})
     source = root / "in"
     source.mkdir()
     chunks = [records[i : i + per_file] for i in range(0, len(records), per_file)]
@@ -97,14 +103,16 @@ def _setup(root: Path, files: int, per_file: int) -> tuple[Path, Path, list[str]
     every.write_text("".join(json.dumps(e) + "\n" for e in records))
     done = subprocess.run(
         [sys.executable, "-c", "import sys; from trendagg.cli import main; sys.exit(main())"]
-        + ["run", str(queries), str(every), "--engine", "local"],
+        + ["run", str(queries), str(every), "--engine", "local"]
+        + ["--rejects", str(root / "rejects.jsonl")],
         env=_environment(),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return queries, source, done.stdout.splitlines()
+    rejected = [json.loads(line)["record"] for line in (root / "rejects.jsonl").open()]
+    return queries, source, done.stdout.splitlines(), rejected
 
 
 def _stream(root: Path, queries: Path, source: Path) -> subprocess.Popen[str]:
@@ -170,8 +178,8 @@ def _run_with_kills(root: Path, kills: list[str], seed: int, files: int) -> list
     finish; the result lines it wrote. The source: ``files`` files of 400 events, then
     one far event."""
     rng = random.Random(seed)
-    queries, source, expected = _setup(root, files, 400)
-    assert len(expected) > 10
+    queries, source, expected, rejected = _setup(root, files, 400)
+    assert len(expected) > 10 and [r["speed"] for r in rejected] == ["fast"]
     happened = []
     for kind in kills:
         before, since = _batches_started(root), time.time()
@@ -202,7 +210,13 @@ def _run_with_kills(root: Path, kills: list[str], seed: int, files: int) -> list
         for line in f.read_text().splitlines()
     ]
     assert sorted(written) == sorted(expected)  # nothing lost, nothing twice
-    assert not list((root / "out").glob("late/*")) and not list((root / "out").glob("rejects/*"))
+    assert not list((root / "out").glob("late/*"))
+    # the bad row, once (not once per query group, nor per run of its micro-batch)
+    assert [
+        json.loads(line)["record"]
+        for f in sorted((root / "out" / "rejects").glob("part-*.jsonl"))
+        for line in f.read_text().splitlines()
+    ] == rejected
     # a file a kill left half-done was written again by the micro-batch run again
     assert not list((root / "out").glob("*/.part-*.tmp"))
     return written
