@@ -407,3 +407,29 @@ def test_a_checkpoint_is_not_resumed_with_other_queries(spark: Any, tmp_path: Pa
             buckets=8,
             **options,
         )
+
+
+def test_cli_parquet_stream_reads_as_one_table_with_exact_huge_counts(
+    spark: Any, tmp_path: Path
+) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("q: RETURN g, COUNT(*) PATTERN A+ WHERE [g] GROUP-BY g WITHIN 10 s")
+    small = [{"type": "A", "time": 1, "g": 1}, {"type": "A", "time": 2, "g": 1}]
+    huge = [{"type": "A", "time": 10 + i / 10, "g": "x"} for i in range(70)]  # 2**70 - 1
+    write_files(tmp_path / "in", [small, huge, [FLUSH]])
+    err = io.StringIO()
+    argv = ["stream", str(queries), str(tmp_path / "in"), "--once", "--format", "parquet"]
+    argv += ["--max-files-per-trigger", "1", "--checkpoint", str(tmp_path / "c")]
+    assert main([*argv, "--output", str(tmp_path / "o")], io.StringIO(), err) == 0, err.getvalue()
+    assert len(list((tmp_path / "o" / "results").glob("part-*.parquet"))) == 2
+    table = pq.read_table(tmp_path / "o" / "results")
+    assert sorted(table.select(["window_start", "g", "COUNT(*)"]).to_pylist(), key=str) == [
+        {"window_start": 0, "g": "1", "COUNT(*)": "3"},
+        {"window_start": 10, "g": "x", "COUNT(*)": str(2**70 - 1)},
+    ]
