@@ -223,6 +223,7 @@ def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path
         '{"type": "B", "time": "noon", "v": 6}\n'
         '{"type": "B", "time": 3, "v": "six"}\n'
         "{not json\n"
+        '{"type": "B", "time": 1e20, "v": 7}\n'  # beyond a watermark: rejected, no failure
         '{"type": "Z", "time": 100}\n'
     )
     got, stats = run_dir(spark, text, source, tmp_path / "out", tmp_path / "ckpt")
@@ -236,8 +237,9 @@ def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path
         for line in f.read_text().splitlines()
     ]
     reasons = sorted(r["reason"] for r in rejected)
-    assert stats.rejected == 3 and len(reasons) == 3
+    assert stats.rejected == 4 and len(reasons) == 4
     assert any("'six', not a number" in r for r in reasons)
+    assert any("time 1e+20 is beyond the event times a stream can order" in r for r in reasons)
     assert any("noon" in r for r in reasons)
 
 

@@ -82,6 +82,7 @@ _OUT = (
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
 BUCKETS = 64  # state keys per query group (partition keys are hashed into them)
+TIME_LIMIT = 9e12  # seconds: event times a watermark holds (microseconds in a long: 9.2e12 s)
 
 
 @dataclass
@@ -304,7 +305,11 @@ def trend_stream(
     # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
     keys = {k for g in groups for k in g.key}
     rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
-    timed = rows.withColumn(SORT_TIME, sort_time(rows, time_col)).withColumn(
+    # a time the watermark cannot hold (microseconds in a long) is no time to order by:
+    # its row is rejected below, not a failure of the stream
+    ordered = sort_time(rows, time_col)
+    ordered = F.when(F.abs(ordered) < F.lit(TIME_LIMIT), ordered)
+    timed = rows.withColumn(SORT_TIME, ordered).withColumn(
         WATERMARK, F.timestamp_micros(F.floor(F.col(SORT_TIME) * F.lit(1_000_000)).cast("long"))
     )
     # the watermark: the latest event time seen, minus the allowed lateness
@@ -425,7 +430,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                     kind="reject",
                     query=str(group),
                     record=record,
-                    reason=unordered_reason(events.times[i]),
+                    reason=_unordered(events.times[i]),
                 )
             yield from out.frames()
             return
@@ -552,6 +557,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         base = watermark if watermark != float("-inf") else min(e[0] for e in st.pending)
         nxt = min(p.window.end(p.window.closed_before(base)) for p in plans)
         self.handle.registerTimer(int(-(-nxt * 1000 // 1)))
+
+
+def _unordered(time: Any) -> str:
+    """Why the stream rejects a row the engine reads but Spark cannot order by time."""
+    if isinstance(time, (int, float)) and not isinstance(time, bool) and abs(time) >= TIME_LIMIT:
+        return (
+            f"time {time:g} is beyond the event times a stream can order (a watermark holds "
+            f"|time| < {TIME_LIMIT:g} s): write times as epoch seconds"
+        )
+    return unordered_reason(time)
 
 
 class _Output:

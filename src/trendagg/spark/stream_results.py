@@ -33,7 +33,8 @@ def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
 
     * ``query``: string;
     * ``window_start``, ``window_end``: int64 when every window length and slide
-      is whole seconds, else double (a bound beyond int64 stops the stream);
+      is whole seconds, else double (a bound beyond int64, from a window longer than
+      9.2e18 s, stops the stream: event times beyond 9e12 s are rejected before);
     * group keys: string (attribute values of any kind, as the CSV writer prints them);
     * COUNT, SUM, MIN, MAX: string, every digit (counts of trends grow without
       bound, 2**n for a run of n events, past decimal(38, 0) at 127; sums are
@@ -83,8 +84,7 @@ def _cell(row: Any, column: StreamColumn) -> object:
         if not -(2**63) <= value < 2**63:
             raise ExecutionError(
                 f"the {column.name} {value} of query {row.query} is beyond the int64 column "
-                f"of the stream's results: its events have times beyond 9.2e18 s; drop them "
-                f"from the source, or write --format jsonl"
+                f"of the stream's results: give it a shorter window, or write --format jsonl"
             )
         return value
     return cell_text(value)
