@@ -24,7 +24,10 @@ The pipeline, per micro-batch:
 5. Every key closes the windows that end by W in the same micro-batch, so the
    sink (``foreachBatch``) combines the partial rows of a (query, window,
    group) from all keys into the final row, exactly as the batch pipeline does,
-   and writes ``results/``, ``late/`` and ``rejects/`` files named by batch id.
+   and writes ``results/``, ``late/`` and ``rejects/`` files named by batch id
+   (CSV and Parquet results with the columns and types of
+   :mod:`trendagg.spark.stream_results`, the same in every file; a rejected row
+   once, however many query groups read it).
    A batch run again after a failure writes the same files again (replaced, not
    appended): with the checkpoint, nothing is lost and nothing is duplicated.
 
