@@ -73,8 +73,10 @@ def run_stream(
     *,
     strategy: str = "hamlet",
     restart_after: int | None = None,
+    fmt: str = "jsonl",
 ) -> tuple[list[Any], StreamStats]:
-    """Rows written by a stream whose micro-batches bring ``chunks`` (then one empty batch)."""
+    """Rows written by a stream whose micro-batches bring ``chunks`` (then one empty batch);
+    with another ``fmt`` than jsonl, the files are written in it and no rows are read back."""
     import pandas as pd
 
     workload = parse(text)
@@ -82,7 +84,7 @@ def run_stream(
     groups = query_groups(plans)
     store: dict[Any, Any] = {}
     timers: dict[Any, set[int]] = {}
-    sink = _Sink(plans, str(out_dir), "jsonl", StreamStats())
+    sink = _Sink(plans, str(out_dir), fmt, StreamStats())
     procs: dict[Any, _TrendProcessor] = {}
 
     def processor(key: Any) -> _TrendProcessor:

@@ -209,7 +209,12 @@ def test_late_events_are_counted_and_written_beyond_the_lateness(
 
 
 def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path: Path) -> None:
-    text = "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 30 s"
+    # two query groups (q2 partitions by v): a B row reaches a key of each, and is
+    # rejected (and counted) once
+    text = (
+        "q: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 30 s;\n"
+        "q2: RETURN COUNT(*) PATTERN B+ WHERE [v] WITHIN 30 s"
+    )
     source = tmp_path / "in"
     source.mkdir()
     (source / "a.jsonl").write_text(
@@ -218,18 +223,23 @@ def test_rejected_rows_of_a_stream_are_written_with_reasons(spark: Any, tmp_path
         '{"type": "B", "time": "noon", "v": 6}\n'
         '{"type": "B", "time": 3, "v": "six"}\n'
         "{not json\n"
+        '{"type": "B", "time": 1e20, "v": 7}\n'  # beyond a watermark: rejected, no failure
         '{"type": "Z", "time": 100}\n'
     )
     got, stats = run_dir(spark, text, source, tmp_path / "out", tmp_path / "ckpt")
-    assert [r.values for r in got] == [{"COUNT(*)": 1, "SUM(B.v)": 5}]
+    assert sorted((r.query, r.values) for r in got) == [
+        ("q", {"COUNT(*)": 1, "SUM(B.v)": 5}),
+        ("q2", {"COUNT(*)": 1}),
+    ]
     rejected = [
         json.loads(line)
         for f in (tmp_path / "out" / "rejects").glob("*.jsonl")
         for line in f.read_text().splitlines()
     ]
     reasons = sorted(r["reason"] for r in rejected)
-    assert stats.rejected == 3 and len(reasons) == 3
+    assert stats.rejected == 4 and len(reasons) == 4
     assert any("'six', not a number" in r for r in reasons)
+    assert any("time 1e+20 is beyond the event times a stream can order" in r for r in reasons)
     assert any("noon" in r for r in reasons)
 
 
@@ -399,3 +409,29 @@ def test_a_checkpoint_is_not_resumed_with_other_queries(spark: Any, tmp_path: Pa
             buckets=8,
             **options,
         )
+
+
+def test_cli_parquet_stream_reads_as_one_table_with_exact_huge_counts(
+    spark: Any, tmp_path: Path
+) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("q: RETURN g, COUNT(*) PATTERN A+ WHERE [g] GROUP-BY g WITHIN 10 s")
+    small = [{"type": "A", "time": 1, "g": 1}, {"type": "A", "time": 2, "g": 1}]
+    huge = [{"type": "A", "time": 10 + i / 10, "g": "x"} for i in range(70)]  # 2**70 - 1
+    write_files(tmp_path / "in", [small, huge, [FLUSH]])
+    err = io.StringIO()
+    argv = ["stream", str(queries), str(tmp_path / "in"), "--once", "--format", "parquet"]
+    argv += ["--max-files-per-trigger", "1", "--checkpoint", str(tmp_path / "c")]
+    assert main([*argv, "--output", str(tmp_path / "o")], io.StringIO(), err) == 0, err.getvalue()
+    assert len(list((tmp_path / "o" / "results").glob("part-*.parquet"))) == 2
+    table = pq.read_table(tmp_path / "o" / "results")
+    assert sorted(table.select(["window_start", "g", "COUNT(*)"]).to_pylist(), key=str) == [
+        {"window_start": 0, "g": "1", "COUNT(*)": "3"},
+        {"window_start": 10, "g": "x", "COUNT(*)": str(2**70 - 1)},
+    ]

@@ -175,3 +175,88 @@ def test_rejected_rows_are_written_with_reasons(tmp_path: Path) -> None:
     rejected = json.loads((tmp_path / "rejects" / "part-00000000.jsonl").read_text())
     assert rejected["record"] == {"type": "B", "time": 2, "v": "lots"}
     assert "v" in rejected["reason"]
+
+
+def test_a_row_rejected_by_two_query_groups_is_counted_and_written_once(tmp_path: Path) -> None:
+    # q1 and q2 partition differently (two query groups): a B row reaches a key of each
+    text = (
+        "q1: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s;\n"
+        "q2: RETURN COUNT(*) PATTERN B+ WHERE [g] WITHIN 10 s"
+    )
+    bad = {"type": "B", "time": 2, "g": 1, "v": "lots"}
+    chunks = [
+        [{"type": "A", "time": 1, "g": 1}, bad, dict(bad), {**bad, "v": "many"}],
+        [{"type": "Z", "time": 50}],
+    ]
+    got, stats = run_stream(text, chunks, 0, tmp_path)
+    assert got == []
+    rejected = [
+        json.loads(line)
+        for f in sorted((tmp_path / "rejects").glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
+    # two identical bad rows stay two; none is written once per query group
+    assert stats.rejected == 3
+    assert sorted(r["record"]["v"] for r in rejected) == ["lots", "lots", "many"]
+    assert all("v" in r["reason"] for r in rejected)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_stream_table_results_keep_their_columns_and_types_across_micro_batches(
+    tmp_path: Path, fmt: str
+) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    text = (
+        "q: RETURN g, COUNT(*), SUM(A.v), MIN(A.v), AVG(A.v) PATTERN A+ WHERE [g] "
+        "GROUP-BY g WITHIN 10 s;\n"
+        "r: RETURN COUNT(*) AS n PATTERN SEQ(A, B) WITHIN 10 s"
+    )
+    small = [{"type": "A", "time": 1, "g": 1, "v": 2}, {"type": "A", "time": 2, "g": 1, "v": 3}]
+    # 70 A's in the next window: 2**70 - 1 trends, past int64 (and a group key of text)
+    huge = [{"type": "A", "time": 10 + i / 10, "g": "x", "v": 2**40} for i in range(70)]
+    chunks = [small, [{"type": "B", "time": 5}], huge, [FLUSH]]
+    run_stream(text, chunks, 0, tmp_path, fmt=fmt)
+    parts = sorted((tmp_path / "results").glob(f"part-*.{fmt}"))
+    assert len(parts) >= 2  # the small and the huge window in different files
+    if fmt == "parquet":
+        table = pq.read_table(tmp_path / "results")
+    else:  # every file has the same header: one table
+        strings = ["g", "COUNT(*)", "SUM(A.v)", "MIN(A.v)", "n"]
+        as_text = dict.fromkeys(strings, pa.string())
+        opts = pacsv.ConvertOptions(column_types=as_text, strings_can_be_null=True)
+        table = pa.concat_tables([pacsv.read_csv(p, convert_options=opts) for p in parts])
+    rows = sorted(table.to_pylist(), key=lambda r: (r["query"], r["window_start"]))
+    assert [(r["query"], r["window_start"], r["g"]) for r in rows] == [
+        ("q", 0, "1"),
+        ("q", 10, "x"),
+        ("r", 0, None),
+    ]
+    assert [r["COUNT(*)"] for r in rows[:2]] == ["3", str(2**70 - 1)]
+    assert rows[1]["SUM(A.v)"] == str(70 * 2**69 * 2**40)  # each A in 2**69 trends
+    assert rows[1]["MIN(A.v)"] == str(2**40) and rows[1]["AVG(A.v)"] == float(2**40)
+    assert rows[0]["AVG(A.v)"] == 2.5 and rows[2]["n"] == "2"
+    if fmt == "parquet":
+        types = {f.name: str(f.type) for f in table.schema}
+        assert types["COUNT(*)"] == "string" and types["window_start"] == "int64"
+        assert types["AVG(A.v)"] == "double" and types["n"] == "string"
+
+
+def test_a_window_bound_beyond_int64_stops_a_parquet_stream_with_a_message(
+    tmp_path: Path,
+) -> None:
+    from trendagg.errors import ExecutionError
+    from trendagg.io.results import ResultRow
+    from trendagg.language import parse
+    from trendagg.plan.compile import compile_workload
+    from trendagg.spark.stream_results import stream_columns, write_table
+
+    plans = compile_workload(parse("q: RETURN COUNT(*) PATTERN A+ WITHIN 10 s"))
+    far = ResultRow("q", 10**20, 10**20 + 10, {}, {"COUNT(*)": 1})
+    with pytest.raises(ExecutionError, match="window_start 100000000000000000000 of query q"):
+        write_table([far], stream_columns(plans), str(tmp_path / "a.parquet"), "parquet")
+    # a window of 250 ms: bounds are doubles, whatever their size
+    plans = compile_workload(parse("q: RETURN COUNT(*) PATTERN A+ WITHIN 250 ms"))
+    write_table([far], stream_columns(plans), str(tmp_path / "b.parquet"), "parquet")

@@ -515,7 +515,10 @@ def build_parser() -> argparse.ArgumentParser:
         "socket://HOST:PORT (one JSON object per line), or rate:// (generated rides)",
     )
     stream.add_argument(
-        "--checkpoint", required=True, help="checkpoint directory: a restart resumes from it"
+        "--checkpoint",
+        required=True,
+        help="checkpoint directory: a restart resumes from it (it holds pickled engine "
+        "state, unpickled on resume: use only a checkpoint from a trusted place)",
     )
     stream.add_argument(
         "--output", "-o", required=True, help="directory for results/, late/ and rejects/"
@@ -527,7 +530,11 @@ def build_parser() -> argparse.ArgumentParser:
         "an event earlier than the latest time seen minus this is late",
     )
     stream.add_argument(
-        "--format", choices=FORMATS, default="jsonl", help="result file format (default jsonl)"
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="result file format (default jsonl); csv and parquet have the same columns "
+        "and types in every file (counts, sums, minima, maxima and group keys as text)",
     )
     stream.add_argument(
         "--once",

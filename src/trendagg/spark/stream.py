@@ -24,7 +24,10 @@ The pipeline, per micro-batch:
 5. Every key closes the windows that end by W in the same micro-batch, so the
    sink (``foreachBatch``) combines the partial rows of a (query, window,
    group) from all keys into the final row, exactly as the batch pipeline does,
-   and writes ``results/``, ``late/`` and ``rejects/`` files named by batch id.
+   and writes ``results/``, ``late/`` and ``rejects/`` files named by batch id
+   (CSV and Parquet results with the columns and types of
+   :mod:`trendagg.spark.stream_results`, the same in every file; a rejected row
+   once, however many query groups read it).
    A batch run again after a failure writes the same files again (replaced, not
    appended): with the checkpoint, nothing is lost and nothing is duplicated.
 
@@ -73,6 +76,8 @@ GROUP = "__trendagg_group"
 KEY = "__trendagg_key"
 WATERMARK = "__trendagg_event_time"
 
+# the rows of the keyed part; "query" holds the queries of a late event, and the query
+# group (its number) of a rejected row
 _OUT = (
     "kind string, query string, window bigint, group_json string, registers string, "
     "time double, record string, reason string, events bigint"
@@ -80,6 +85,7 @@ _OUT = (
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
 BUCKETS = 64  # state keys per query group (partition keys are hashed into them)
+TIME_LIMIT = 9e12  # seconds: event times a watermark holds (microseconds in a long: 9.2e12 s)
 
 
 @dataclass
@@ -302,7 +308,11 @@ def trend_stream(
     # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
     keys = {k for g in groups for k in g.key}
     rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
-    timed = rows.withColumn(SORT_TIME, sort_time(rows, time_col)).withColumn(
+    # a time the watermark cannot hold (microseconds in a long) is no time to order by:
+    # its row is rejected below, not a failure of the stream
+    ordered = sort_time(rows, time_col)
+    ordered = F.when(F.abs(ordered) < F.lit(TIME_LIMIT), ordered)
+    timed = rows.withColumn(SORT_TIME, ordered).withColumn(
         WATERMARK, F.timestamp_micros(F.floor(F.col(SORT_TIME) * F.lit(1_000_000)).cast("long"))
     )
     # the watermark: the latest event time seen, minus the allowed lateness
@@ -415,11 +425,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         for pdf in rows:  # columns come positionally (_0, _1, ...): the record is the last
             records.extend(pdf.iloc[:, -1].tolist())
         out = _Output()
-        events = self._read(records, out)
+        events = self._read(records, group, out)
         if group < 0:  # rows Spark could not route: rejected, with the reader's reason if any
             for i in range(len(events)):
                 record = records[events.rows[i] - 1]
-                out.add(kind="reject", record=record, reason=unordered_reason(events.times[i]))
+                out.add(
+                    kind="reject",
+                    query=str(group),
+                    record=record,
+                    reason=_unordered(events.times[i]),
+                )
             yield from out.frames()
             return
         st = self._load()
@@ -473,11 +488,18 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         ms = timer_values.getCurrentWatermarkInMs()
         return ms / 1000 if ms > 0 else float("-inf")
 
-    def _read(self, texts: list[str], out: _Output) -> Any:
-        """The events of a key's rows; the rejected ones go out with their reasons."""
+    def _read(self, texts: list[str], group: int, out: _Output) -> Any:
+        """The events of a key's rows; the rejected ones go out with their reasons, and
+        with their query group (a row read by several groups is rejected by each: the
+        sink counts it once, see :func:`_rejected_rows`)."""
         read = read_rows(texts, self.reading, self.numeric, "<stream>")
         for bad in read.rejected:  # the record as the reader saw it (a bad line as _text)
-            out.add(kind="reject", record=json.dumps(bad.record, default=str), reason=bad.reason)
+            out.add(
+                kind="reject",
+                query=str(group),
+                record=json.dumps(bad.record, default=str),
+                reason=bad.reason,
+            )
         return read.events
 
     def _load(self) -> _Key:
@@ -540,6 +562,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self.handle.registerTimer(int(-(-nxt * 1000 // 1)))
 
 
+def _unordered(time: Any) -> str:
+    """Why the stream rejects a row the engine reads but Spark cannot order by time."""
+    if isinstance(time, (int, float)) and not isinstance(time, bool) and abs(time) >= TIME_LIMIT:
+        return (
+            f"time {time:g} is beyond the event times a stream can order (a watermark holds "
+            f"|time| < {TIME_LIMIT:g} s): write times as epoch seconds"
+        )
+    return unordered_reason(time)
+
+
 class _Output:
     """Rows a handler call returns, as one pandas DataFrame."""
 
@@ -573,6 +605,9 @@ class _Sink:
         self.output = Path(output)
         self.fmt = fmt
         self.stats = stats
+        from trendagg.spark.stream_results import stream_columns
+
+        self.columns = stream_columns(plans)
 
     def __call__(self, df: Any, batch_id: int) -> None:
         self.write(batch_id, df.collect())
@@ -580,10 +615,11 @@ class _Sink:
     def write(self, batch_id: int, collected: Sequence[Any]) -> None:
         """Write one micro-batch's output rows (Spark Rows or dicts of the ``_OUT`` columns)."""
         from trendagg.io.writers import write_results
+        from trendagg.spark.stream_results import write_table
 
         partial: dict[tuple[str, int, str], list[Any]] = {}
         late_rows: list[Any] = []
-        rejected: list[dict[str, object]] = []
+        reject_rows: list[Any] = []
         seen = 0
         for r in collected:
             kind = r["kind"]
@@ -592,7 +628,7 @@ class _Sink:
             elif kind == "late":
                 late_rows.append(r)
             elif kind == "reject":
-                rejected.append({"reason": r["reason"], "record": record_of(r["record"])})
+                reject_rows.append(r)
             elif kind == "seen":
                 seen += r["events"] or 0
         results = [
@@ -603,11 +639,16 @@ class _Sink:
             key=lambda r: (self.order[r.query], r.window_start, repr(list(r.group.values())))
         )
         late = _late_events(late_rows, self.order)
+        rejected = _rejected_rows(reject_rows)
         tag = f"part-{batch_id:08d}"
         if results:
             self._atomic(
                 self.output / "results" / f"{tag}.{self.fmt}",
-                lambda p: write_results(results, p, self.fmt),
+                lambda p: (
+                    write_results(results, p, self.fmt)
+                    if self.fmt == "jsonl"
+                    else write_table(results, self.columns, p, self.fmt)
+                ),
             )
         if late:
             self._atomic(self.output / "late" / f"{tag}.jsonl", lambda p: _jsonl(late, p))
@@ -655,6 +696,26 @@ def _late_events(rows: Sequence[Any], order: dict[str, int]) -> list[dict[str, o
             )
     events.sort(key=lambda e: e["time"])  # type: ignore[arg-type, return-value]
     return events
+
+
+def _rejected_rows(rows: Sequence[Any]) -> list[dict[str, object]]:
+    """One entry per rejected row, however many query groups read it.
+
+    A row goes to one key per query group that reads its type, and each key's
+    reader rejects it with the same reason (the readers of all groups read with
+    the same rules). As for late events, the k-th report of a record by one group
+    and the k-th by another are the same row: identical rows stay as many as
+    they were.
+    """
+    reports: dict[str, dict[str, list[Any]]] = {}
+    for r in rows:
+        reports.setdefault(r["record"], {}).setdefault(r["query"], []).append(r)
+    rejected: list[dict[str, object]] = []
+    for record, by_group in reports.items():
+        for k in range(max(len(v) for v in by_group.values())):
+            first = next(v[k] for v in by_group.values() if len(v) > k)
+            rejected.append({"reason": first["reason"], "record": record_of(record)})
+    return rejected
 
 
 def _jsonl(items: list[dict[str, object]], path: str) -> None:
