@@ -4,13 +4,15 @@ Every engine and every reader applies the same limits, so that a time or a
 window is either taken by all of them or refused by all of them with the same
 reason (the README's "Limits" section lists them):
 
-- ``TIME_LIMIT``: an event time is a number of seconds with ``|time| < 2**53``
-  (about 285 million years either side of 1970). Up to there a float time is
-  still exact to the second and the window numbers of every window the
-  language can write fit the compiled engine's 64-bit integers. A row whose
-  time is beyond it is rejected like a row without a time (its reason says
-  so): a time of ``1e300`` or a 30-digit integer is a broken cell, not an
-  event.
+- ``TIME_LIMIT``: an event time is a number of seconds with ``|time| < 2**43``
+  (about 278,000 years either side of 1970; epoch milliseconds read as seconds,
+  about 1.7e12, still fit). Up to there a time in microseconds fits a 64-bit
+  integer, as Spark's timestamps and a stream's watermark hold it, a float time
+  is exact to the microsecond, and the window numbers of every window of a
+  millisecond or longer fit the compiled engine's 64-bit integers. A row whose
+  time is beyond it is rejected like a row without a time, on every engine, in
+  batch and streaming (its reason says so): a time of ``1e300`` or a 30-digit
+  integer is a broken cell, not an event.
 - ``TIME_LIMIT`` again for WITHIN and SLIDE: no window is longer than the
   times it could hold.
 - ``WINDOWS_PER_EVENT_LIMIT``: ``WITHIN / SLIDE`` (the number of windows each
@@ -20,7 +22,7 @@ reason (the README's "Limits" section lists them):
   is refused before any work, with the smallest SLIDE that would do.
 - ``WINDOW_NUMBER_LIMIT``: window and pane numbers (time / SLIDE) are 64-bit
   integers in the compiled engine; a time whose window number is beyond
-  ``2**61`` (only with sub-millisecond slides and times far from 1970) stops
+  ``2**61`` (only with slides below a microsecond and times far from 1970) stops
   the run with a message saying how to shift the times.
 - ``memory_limit()``: the compiled engine's per-partition window state may
   take at most this many bytes (``TRENDAGG_MEMORY_LIMIT``, default three
@@ -34,7 +36,7 @@ import os
 import re
 from fractions import Fraction
 
-TIME_LIMIT = 2**53
+TIME_LIMIT = 2**43
 WINDOWS_PER_EVENT_LIMIT = 1_000_000
 WINDOW_NUMBER_LIMIT = 2**61
 
@@ -49,7 +51,7 @@ def time_in_range(seconds: int | float | Fraction) -> bool:
 
 def time_out_of_range(shown: str) -> str:
     """The reason of a row whose time (as shown) is beyond ``TIME_LIMIT``."""
-    return f"time '{shown}' is out of range (times are seconds below 2**53 in magnitude)"
+    return f"time '{shown}' is out of range (times are seconds below 2**43 in magnitude)"
 
 
 def memory_limit() -> int:

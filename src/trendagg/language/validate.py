@@ -25,7 +25,7 @@ RETURN, WHERE, GROUP-BY, WITHIN, SLIDE), in text order:
   different variables compared without NEXT;
 - WHERE and GROUP-BY: a partition attribute qualified with a negated variable;
 - WITHIN and SLIDE: an unknown unit (for hand-built ASTs: the parser already
-  refuses it), a duration that is not positive or not shorter than 2**53 s,
+  refuses it), a duration that is not positive or not shorter than 2**43 s,
   and more than a million windows per event (WITHIN / SLIDE; see
   :mod:`trendagg.limits`).
 """
@@ -507,10 +507,10 @@ class _QueryChecker:
         if duration.seconds >= TIME_LIMIT:
             raise self.error(
                 f"duration {_number_text(duration.value)} {duration.unit} is longer than any time "
-                f"trendagg takes (2**53 s, about 285 million years)",
+                f"trendagg takes (2**43 s, about 278,000 years)",
                 clause,
                 duration.span,
-                f"{clause} must be shorter than 2**53 s, e.g. {clause} 1000 day",
+                f"{clause} must be shorter than 2**43 s, e.g. {clause} 1000 day",
             )
 
     def check_windows_per_event(self, within: Duration, slide: Duration) -> None:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.limits import TIME_LIMIT, time_out_of_range
 from trendagg.spark.batch import (
     SORT_TIME,
     check_frame_columns,
@@ -85,7 +86,6 @@ _OUT = (
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
 BUCKETS = 64  # state keys per query group (partition keys are hashed into them)
-TIME_LIMIT = 9e12  # seconds: event times a watermark holds (microseconds in a long: 9.2e12 s)
 
 
 @dataclass
@@ -565,10 +565,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
 def _unordered(time: Any) -> str:
     """Why the stream rejects a row the engine reads but Spark cannot order by time."""
     if isinstance(time, (int, float)) and not isinstance(time, bool) and abs(time) >= TIME_LIMIT:
-        return (
-            f"time {time:g} is beyond the event times a stream can order (a watermark holds "
-            f"|time| < {TIME_LIMIT:g} s): write times as epoch seconds"
-        )
+        return time_out_of_range(str(time))
     return unordered_reason(time)
 
 

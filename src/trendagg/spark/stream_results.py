@@ -34,7 +34,7 @@ def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
     * ``query``: string;
     * ``window_start``, ``window_end``: int64 when every window length and slide
       is whole seconds, else double (a bound beyond int64, from a window longer than
-      9.2e18 s, stops the stream: event times beyond 9e12 s are rejected before);
+      9.2e18 s, stops the stream: event times of 2**43 s or more are rejected before);
     * group keys: string (attribute values of any kind, as the CSV writer prints them);
     * COUNT, SUM, MIN, MAX: string, every digit (counts of trends grow without
       bound, 2**n for a run of n events, past decimal(38, 0) at 127; sums are
