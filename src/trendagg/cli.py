@@ -1,8 +1,11 @@
 """The ``trendagg`` command line: run, stream, check, explain, generate, demo.
 
-Errors a user can fix (a bad query, a missing column, an unknown option value)
-print one clear message and exit with status 2; nothing prints a traceback
-unless ``TRENDAGG_DEBUG=1``.
+Errors a user can fix (a bad query, a missing column, an unknown option value,
+an output path that would overwrite an input) print one clear message and exit
+with status 2; a failure while running (a limit reached, a full disk, Spark
+failed) prints one and exits with status 1; a reader that closes our output
+early (``| head``) ends the run quietly with status 0. Nothing prints a
+traceback unless ``TRENDAGG_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -61,6 +64,50 @@ def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = Fa
         attributes = attributes_read(plans)
         return read_columnar(args.events, names=args.columns, attributes=attributes, **options)
     return read_events(args.events, columns=args.columns, **options)
+
+
+def check_outputs(
+    inputs: dict[str, str | None], outputs: dict[str, str | None], *, folders: bool = False
+) -> None:
+    """Refuse, before any work, an output that would overwrite an input or another output,
+    or lie inside an input folder; and (files only) one whose folder does not exist.
+    ``folders``: the outputs are folders a stream writes into and may already hold."""
+    named = [(label, path) for label, path in outputs.items() if path and path != "-"]
+    for i, (label, path) in enumerate(named):
+        others = [(lbl, p) for lbl, p in inputs.items() if p and p != "-"]
+        for other_label, other in [*others, *named[:i]]:
+            same = os.path.realpath(path) == os.path.realpath(other) or (
+                os.path.exists(path) and os.path.exists(other) and os.path.samefile(path, other)
+            )
+            inside = (other_label, other) in others and _inside(path, other)
+            if same or inside:
+                raise InputError(
+                    f"{label} {path} {'is' if same else 'is inside'} {other_label} {other}; "
+                    f"writing there would destroy what it holds: choose another path for {label}"
+                )
+        folder = os.path.dirname(os.path.abspath(path))
+        if not folders and not os.path.isdir(folder):
+            raise InputError(f"cannot write {label} {path}: folder {folder} does not exist")
+
+
+def _inside(path: str, folder: str) -> bool:
+    folder = os.path.realpath(folder)
+    return os.path.isdir(folder) and os.path.realpath(path).startswith(
+        folder.rstrip(os.sep) + os.sep
+    )
+
+
+@contextmanager
+def _writing(what: str, path: str | None) -> Iterator[None]:
+    """An OSError while writing (disk full, a path that cannot be written) as one line."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" {path}" if path and path != "-" else " to standard output"
+        raise ExecutionError(f"cannot write {what}{where}: {reason}") from None
 
 
 def _format_for(path: str | None, fmt: str | None) -> str:
@@ -127,6 +174,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.io import summarize_rejects, write_rejects, write_results
     from trendagg.plan.compile import compile_workload
 
+    check_outputs(
+        {"the events file": args.events, "the queries file": args.queries},
+        {"-o": args.output, "--rejects": args.rejects},
+    )
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     started = time.perf_counter()
@@ -149,14 +200,17 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
     if read.rejected:
         if args.rejects:
-            write_rejects(read.rejected, args.rejects)
+            with _writing("rejected rows to", args.rejects):
+                write_rejects(read.rejected, args.rejects)
         if not args.quiet:
             hint = "" if args.rejects else " (pass --rejects PATH to write them out)"
             print(f"trendagg: {summarize_rejects(read.rejected)}{hint}", file=err)
     fmt = _format_for(args.output, args.format)
     if fmt == "parquet" and args.output is None:
         raise InputError("--format parquet needs --output PATH (Parquet is binary)")
-    write_results(rows, args.output, fmt, stream=None if args.output else out)
+    with _writing("results", args.output):
+        write_results(rows, args.output, fmt, stream=None if args.output else out)
+        out.flush()
     if not args.quiet:
         print(
             _summary(
@@ -224,6 +278,12 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lateness = parse_lateness(args.lateness)
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    source = None if "://" in args.source else args.source
+    check_outputs(
+        {"the source": source, "the queries file": args.queries},
+        {"--output": args.output, "--checkpoint": args.checkpoint},
+        folders=True,
+    )
     query, stats = stream_trends(
         args.source,
         workload,
@@ -396,7 +456,9 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         events_per_minute=args.events_per_minute,
         max_legs=args.max_legs,
     )
-    write_stream(records, args.output, stream=out)
+    check_outputs({}, {"-o": args.output})
+    with _writing("events", args.output):
+        write_stream(records, args.output, stream=out)
     if args.output:
         print(f"trendagg: wrote {args.events:,} rideshare events to {args.output}.", file=err)
     return 0
@@ -654,7 +716,13 @@ def main(
         if os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
         print(f"trendagg: {exc}", file=err)
+        _drop_stdout(out)
         return 1 if isinstance(exc, ExecutionError) else 2  # a failure, not the user's input
+    except BrokenPipeError:
+        # the reader of our output stopped (`trendagg run ... | head -1`): stop quietly, as
+        # Unix tools do
+        _drop_stdout(out, broken=True)
+        return 0
     except Exception as exc:
         from trendagg.spark.session import is_spark_failure, spark_failure
 
@@ -662,8 +730,20 @@ def main(
             raise
         print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
         return 1
-    except BrokenPipeError:
-        return 0
+
+
+def _drop_stdout(out: TextIO, broken: bool = False) -> None:
+    """After stdout failed (closed pipe, full disk), point it at /dev/null, so that Python
+    does not fail again when it flushes what is left at exit."""
+    if out is not sys.stdout:
+        return
+    if not broken:
+        try:
+            out.flush()
+            return
+        except OSError:
+            pass
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":
