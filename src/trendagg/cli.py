@@ -172,7 +172,7 @@ def _summary(
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.engine import run_strategy
     from trendagg.io import summarize_rejects, write_rejects, write_results
-    from trendagg.plan.compile import compile_workload
+    from trendagg.plan.compile import compile_workload, unknown_attributes
 
     check_outputs(
         {"the events file": args.events, "the queries file": args.queries},
@@ -198,6 +198,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 stats=stats,
                 compiled=args.engine != "python",
             )
+    names = getattr(read, "names", None) if args.engine == "spark" else read.events.columns
+    if names is not None:
+        for line in unknown_attributes(plans, names):
+            print(f"trendagg: {line}", file=err)
     if read.rejected:
         if args.rejects:
             with _writing("rejected rows to", args.rejects):
@@ -250,7 +254,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     from trendagg.spark.records import record_of
 
     spark = _spark(args)
-    rows, rejected, total = collect(
+    rows, rejected, total, names = collect(
         spark,
         args.events,
         workload,
@@ -267,7 +271,8 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         for row_id, reason, record in rejected
     ]
     # the summary needs the counts: events kept, rows rejected
-    return SimpleNamespace(events=range(total - len(rejects)), rejected=rejects), rows
+    read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)
+    return read, rows
 
 
 def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -304,6 +309,8 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows_per_second=args.rows_per_second,
     )
     queries = len(workload)
+    for line in stats.warnings:
+        print(f"trendagg: {line}", file=err)
     if not args.quiet:
         how = "until the files there are read" if args.once else "until Ctrl-C"
         print(

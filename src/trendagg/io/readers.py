@@ -612,7 +612,7 @@ def _json_objects(
                     value, end = scan(text, 0)
                     if end != len(text):
                         raise ValueError(text)
-                except (StopIteration, ValueError):
+                except (StopIteration, ValueError, RecursionError):
                     try:
                         value = parse_json_line(decoded)
                     except ValueError as error:
@@ -657,6 +657,11 @@ def _parse_json(text: str) -> object:
     except ValueError:
         # More digits than int() accepts by default: parse integers exactly.
         return json.loads(text, parse_int=exact_int)
+    except RecursionError:
+        raise ValueError(
+            "nested deeper than the JSON parser goes (about 1,000 levels of objects and "
+            "arrays); flatten the line"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- Parquet

@@ -103,6 +103,7 @@ def parse(text: str, *, validate: bool = True) -> Workload:
         An unknown duration unit, a number too large to represent, or (with
         ``validate``) any error found by ``validate``.
     """
+    _check_nesting(text)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as exc:
@@ -129,6 +130,33 @@ def parse(text: str, *, validate: bool = True) -> Workload:
 
         check(workload, text)
     return workload
+
+
+#: The deepest nesting of parentheses (SEQ, groups under +, NOT, arithmetic) a query may
+#: have: every stage after the parser walks the tree recursively, and a person writes
+#: far less than this.
+MAX_NESTING = 50
+_NESTING_TOKENS = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|--[^\n]*|[()]""")
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse text nested deeper than :data:`MAX_NESTING` parentheses (strings and
+    comments aside), pointing at the first parenthesis too deep."""
+    depth = 0
+    for match in _NESTING_TOKENS.finditer(text):
+        token = match.group()
+        if token == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, match.start()) + 1
+                column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+                raise QueryError(
+                    f"nested deeper than {MAX_NESTING} parentheses (SEQ, +, NOT or arithmetic); "
+                    f"trendagg takes at most {MAX_NESTING}: write the pattern flatter. "
+                    + locate(text, line, column)
+                )
+        elif token == ")":
+            depth = max(depth - 1, 0)
 
 
 def parse_query(text: str) -> Query:

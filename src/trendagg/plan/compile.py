@@ -11,7 +11,7 @@ again; they share this one reading of SEMANTICS.md.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from trendagg.language import ast
@@ -259,6 +259,20 @@ def attributes_read(plans: list[QueryPlan]) -> set[str]:
     return names
 
 
+def unknown_attributes(plans: list[QueryPlan], columns: Iterable[str]) -> list[str]:
+    """One warning per (query, attribute) that a query reads and no input column holds:
+    per the contract its events are dropped, and a misspelt name is the usual cause."""
+    have = set(columns)
+    lines = []
+    for plan in plans:
+        for name in sorted(attributes_read([plan]) - have):
+            lines.append(
+                f"warning: query '{plan.name}' reads attribute '{name}', which no input row "
+                f"has: the events that need it are dropped (a misspelt name?)"
+            )
+    return lines
+
+
 def numeric_requirements(plans: list[QueryPlan]) -> dict[str, set[str]]:
     """Event type -> attributes some query reads as numbers (for rejecting input rows)."""
     out: dict[str, set[str]] = {}
@@ -277,4 +291,5 @@ __all__ = [
     "compile_query",
     "compile_workload",
     "numeric_requirements",
+    "unknown_attributes",
 ]

@@ -734,10 +734,14 @@ def collect(
     workload: Any,
     columns: Sequence[str] | None = None,
     **options: Any,
-) -> tuple[list[Any], list[tuple[int, str, str]], int]:
-    """For the CLI: result rows and rejected rows on the driver, and the rows read."""
+) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None]:
+    """For the CLI: result rows and rejected rows on the driver, the rows read, and the
+    input's columns (None for JSON Lines, whose keys only the rows know)."""
+    from trendagg.spark.records import RECORD
+
     df, csv_cells = read_frame(spark, path, columns)
     results, rejects = _run(df, workload, csv_cells=csv_cells, **options)
     rows = results.collect_rows()
     rejected = [(r["row_id"], r["reason"], r["record"]) for r in rejects.collect()]
-    return rows, rejected, df.count()
+    names = None if RECORD in df.columns else list(df.columns)
+    return rows, rejected, df.count(), names

@@ -97,6 +97,8 @@ class StreamStats:
     rows: int = 0
     late: int = 0
     rejected: int = 0
+    # one line per attribute a query reads that no input column holds (said at the start)
+    warnings: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def summary(self) -> str:
@@ -811,6 +813,11 @@ def stream_trends(
             "buckets": buckets,
         },
     )
+    stats = StreamStats()
+    if RECORD not in source.columns:  # (JSON Lines: only the rows know their keys)
+        from trendagg.plan.compile import unknown_attributes
+
+        stats.warnings = unknown_attributes(plans, source.columns)
     return start_stream(
         partial,
         plans,
@@ -819,6 +826,7 @@ def stream_trends(
         fmt=fmt,
         trigger=trigger,
         available_now=available_now,
+        stats=stats,
     )
 
 
