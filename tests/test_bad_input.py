@@ -143,3 +143,92 @@ def test_spark_warns_about_an_attribute_no_column_has(spark: Any, tmp_path: Path
     code, out, err = cli("run", str(tmp_path / "q.tq"), str(tmp_path / "e.csv"))
     assert code == 0 and out == ""
     assert "query 'q1' reads attribute 'nosuch', which no input row has" in err
+
+
+def test_the_numba_cache_goes_to_a_temporary_folder_without_a_writable_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    from trendagg.kernels import numba_cache_dir
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # a read-only installation
+    folder = numba_cache_dir()
+    assert folder is not None and "trendagg-numba-cache" in folder
+    monkeypatch.setattr(os, "access", lambda path, mode: True)
+    assert numba_cache_dir() is None  # numba's own places are writable: leave them
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert numba_cache_dir() is None  # the user's choice stands
+
+
+def test_the_compiled_engine_runs_without_a_home(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "q.tq").write_text(QUERY)
+    (tmp_path / "e.csv").write_text("type,time\nA,1\nB,2\nB,3\n")
+    env = {**os.environ, "HOME": "/nonexistent", "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "trendagg.cli", "run", "q.tq", "e.csv", "--engine", "local"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"COUNT(*)": 3' in done.stdout
+
+
+def test_a_non_ascii_name_gets_the_rule_for_names(tmp_path: Path) -> None:
+    for text in (
+        "RETURN COUNT(*) PATTERN SEQ(Straße S, B+) WITHIN 10 s",
+        "RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [café] WITHIN 10 s",
+    ):
+        (tmp_path / "q.tq").write_text(text)
+        code, _, err = cli("check", str(tmp_path / "q.tq"))
+        assert code == 2 and "are ASCII letters, digits and '_'" in err
+    # text in quotes may hold any letters
+    parse("RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.city = 'Zürich' WITHIN 10 s")
+
+
+def test_format_hints_name_what_the_command_line_can_do(tmp_path: Path) -> None:
+    (tmp_path / "q.tq").write_text(QUERY)
+    (tmp_path / "e.txt").write_text("type,time\nA,1\n")
+    (tmp_path / "e.parquet").write_text("type,time\nA,1\n")
+    for name in ("e.txt", "e.parquet"):
+        code, _, err = cli("run", str(tmp_path / "q.tq"), str(tmp_path / name), "--engine", "local")
+        assert code == 2 and "name it .csv" in err and "in the Python API pass fmt=" in err
+
+
+def test_fractional_parquet_decimals_are_warned_about(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    prices = [Decimal("0.10"), Decimal("0.20"), Decimal("0.70")]
+    pq.write_table(
+        pa.table(
+            {
+                "type": ["A", "B", "B"],
+                "time": [1, 2, 3],
+                "price": pa.array(prices, pa.decimal128(38, 2)),
+                "units": pa.array([Decimal(1), Decimal(2), Decimal(3)], pa.decimal128(10, 0)),
+            }
+        ),
+        tmp_path / "e.parquet",
+    )
+    (tmp_path / "q.tq").write_text(
+        "RETURN SUM(B.price), SUM(B.units) PATTERN SEQ(A, B+) WITHIN 1000 s\n"
+    )
+    code, out, err = cli(
+        "run", str(tmp_path / "q.tq"), str(tmp_path / "e.parquet"), "--quiet", "--engine", "local"
+    )
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "column 'price' is decimal128(38, 2)" in warnings[0]
+    assert json.loads(out)["values"]["SUM(B.units)"] == 2 + 3 + 5  # integral decimals: exact

@@ -172,7 +172,8 @@ def _summary(
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.engine import run_strategy
     from trendagg.io import summarize_rejects, write_rejects, write_results
-    from trendagg.plan.compile import compile_workload, unknown_attributes
+    from trendagg.io.readers import decimal_warnings
+    from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
 
     check_outputs(
         {"the events file": args.events, "the queries file": args.queries},
@@ -199,9 +200,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 compiled=args.engine != "python",
             )
     names = getattr(read, "names", None) if args.engine == "spark" else read.events.columns
+    warnings = decimal_warnings(args.events, attributes_read(plans))
     if names is not None:
-        for line in unknown_attributes(plans, names):
-            print(f"trendagg: {line}", file=err)
+        warnings += unknown_attributes(plans, names)
+    for line in warnings:
+        print(f"trendagg: {line}", file=err)
     if read.rejected:
         if args.rejects:
             with _writing("rejected rows to", args.rejects):

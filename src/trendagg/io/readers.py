@@ -174,8 +174,8 @@ def resolve_format(path: Path, fmt: str | None) -> str:
         return _EXTENSIONS[suffixes[-1]]
     raise InputError(
         f"cannot tell the format of '{path}' from its extension; name it .csv, .jsonl "
-        "or .parquet (.csv.gz and .jsonl.gz work too) or pass the format "
-        "(fmt='csv', 'jsonl' or 'parquet')"
+        "or .parquet (.csv.gz and .jsonl.gz work too), or in the Python API pass "
+        "fmt='csv', 'jsonl' or 'parquet'"
     )
 
 
@@ -703,6 +703,28 @@ def _read_parquet(
     return _concat(parts, source)
 
 
+def decimal_warnings(path: str, attributes: set[str]) -> list[str]:
+    """One warning per Parquet decimal column with a fractional scale that a query reads:
+    its values are read as binary floats, so sums show float rounding, not decimal cents."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    location = Path(path)
+    if not location.exists() or resolve_format(location, None) != "parquet":
+        return []
+    try:
+        schema = ds.dataset(path, format="parquet").schema
+    except (pa.ArrowException, OSError, ValueError):
+        return []  # the reader says what is wrong with the file
+    return [
+        f"warning: column '{f.name}' is {f.type}: its values are read as binary floats "
+        f"(0.10 is 0.1000000000000000055...), so its sums show float rounding "
+        f"(0.1 + 0.2 = 0.30000000000000004); for exact amounts store integers (cents)"
+        for f in schema
+        if pa.types.is_decimal(f.type) and f.type.scale > 0 and f.name in attributes
+    ]
+
+
 def _parquet_table(path: str, source: str) -> pa.Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -712,7 +734,8 @@ def _parquet_table(path: str, source: str) -> pa.Table:
     except (pa.ArrowException, OSError, ValueError) as error:
         raise InputError(
             f"cannot read {source} as Parquet ({error}); check that it is an intact Parquet "
-            "file, or pass fmt='csv' or fmt='jsonl' if it is not Parquet"
+            "file; if it holds CSV or JSON Lines, name it .csv or .jsonl (or in the Python API "
+            "pass fmt='csv' or fmt='jsonl')"
         ) from None
 
 

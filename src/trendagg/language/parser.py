@@ -579,6 +579,11 @@ def _syntax_message(text: str, exc: UnexpectedInput) -> str:
         message += "\nOR is written inside parentheses: WHERE (A.x < 1 OR A.y > 2)"
     elif isinstance(exc, UnexpectedCharacters) and exc.char in "'\"":
         message += f"\nunterminated string: close it with {exc.char} on the same line"
+    elif isinstance(exc, UnexpectedCharacters) and not exc.char.isascii():
+        message += (
+            "\nnames (types, variables, attributes) are ASCII letters, digits and '_'; "
+            "text with other letters goes in quotes as a string: WHERE A.city = 'Zürich'"
+        )
     elif what == "end of text" and "WITHIN" in {_describe_terminal(n)[1] for n in expected}:
         message += "\nevery query ends with 'WITHIN <duration>', e.g. WITHIN 10 min"
     else:
