@@ -734,10 +734,14 @@ def main(
         _drop_stdout(out, broken=True)
         return 0
     except Exception as exc:
-        from trendagg.spark.session import is_spark_failure, spark_failure
+        from trendagg.spark.session import is_spark_failure, spark_failure, worker_error
 
         if not is_spark_failure(exc) or os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
+        ours = worker_error(exc)  # an input a Spark worker refused: as the local engine says
+        if ours is not None:
+            print(f"trendagg: {ours}", file=err)
+            return 1 if isinstance(ours, ExecutionError) else 2
         print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
         return 1
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from trendagg.errors import ExecutionError
+from trendagg.errors import ExecutionError, TrendAggError
 
 
 def require_pyspark() -> Any:
@@ -87,10 +87,16 @@ def spark_failure(exc: BaseException) -> str:
     """
     import re
 
-    text = str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
+    text = _failure_text(exc)
     ours = re.findall(r"trendagg\.errors\.\w+: (.+)", text)
     if ours:
         return ours[-1].strip()
+    if "Traceback (most recent call last):" in text:
+        # a Python worker failed: its exception's own line (the traceback above it is ours)
+        raised = re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)): (.*)$", text, re.M)
+        if raised:
+            kind, message = raised[-1]
+            return f"{kind.rsplit('.', 1)[-1]} in a Python worker: {message.strip()}"
     causes = list(re.finditer(r"Caused by: ([\w.$]+): (.*)", text))
     if causes:
         last = causes[-1]
@@ -102,6 +108,27 @@ def spark_failure(exc: BaseException) -> str:
         return "\n  ".join(detail)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[0] if lines else exc.__class__.__name__
+
+
+def _failure_text(exc: BaseException) -> str:
+    return str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
+
+
+def worker_error(exc: BaseException) -> TrendAggError | None:
+    """Our own error raised in a Spark Python worker (an input refused there), as the
+    error it was, so that it keeps its message and exit code; else None."""
+    import re
+
+    from trendagg import errors
+
+    found = re.findall(r"trendagg\.errors\.(\w+): (.+)", _failure_text(exc))
+    if not found:
+        return None
+    name, message = found[-1]
+    kind = getattr(errors, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, TrendAggError)):
+        return None
+    return kind(message.strip())
 
 
 def is_spark_failure(exc: BaseException) -> bool:
