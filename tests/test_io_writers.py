@@ -298,8 +298,16 @@ def test_summarize_rejects() -> None:
         "1 x invalid JSON at column 2: oops (first: e.jsonl row 3)"
     )
     assert summarize_rejects(REJECTED[:1]).startswith("1 row rejected: 1 x no time")
-    many = [RejectedRow("f", i, f"reason {i}", {}) for i in range(8)]
-    assert summarize_rejects(many).endswith("3 x 3 other reasons")
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    many = [RejectedRow("f", i, f"reason {word}", {}) for i, word in enumerate(words)]
+    assert summarize_rejects(many).endswith("3 more for 3 other reasons")
+    # reasons that differ only in the values they quote or count are one kind
+    times = [RejectedRow("f", i, f"time 'noon{i}' is not a time", {}) for i in range(1, 711)]
+    cells = [RejectedRow("f", 711, "row has 5 cells but the header has 3 columns", {})]
+    assert summarize_rejects(times + cells) == (
+        "711 rows rejected: 710 x time 'noon1' is not a time (first: f row 1), "
+        "1 x row has 5 cells but the header has 3 columns (first: f row 711)"
+    )
 
 
 def test_importing_the_io_package_does_not_import_pyarrow() -> None:

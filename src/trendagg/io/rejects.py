@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -59,27 +60,39 @@ def write_rejects(rejected: Iterable[RejectedRow], path: str | os.PathLike[str])
 
 
 def summarize_rejects(rejected: Iterable[RejectedRow]) -> str:
-    """Count rejected rows per reason, most frequent first.
+    """Count rejected rows per kind of reason, most frequent first.
 
     For example ``3 rows rejected: 2 x no time in column 'time' (first:
-    events.csv row 4), 1 x ...``. At most five reasons are listed; the rest
-    are counted together. Returns ``'no rows rejected'`` when there are none.
+    events.csv row 4), 1 x ...``. Reasons that differ only in the values they
+    quote or count (``time 'noon' ...``, ``time 'dusk' ...``) are one kind, shown
+    by its first reason. At most five kinds are listed; the rest are counted
+    together. Returns ``'no rows rejected'`` when there are none.
     """
     rejected = list(rejected)
     if not rejected:
         return "no rows rejected"
-    counts = Counter(entry.reason for entry in rejected)
+    counts: Counter[str] = Counter()
     first: dict[str, RejectedRow] = {}
     for entry in rejected:
-        first.setdefault(entry.reason, entry)
-    ranked = sorted(counts, key=lambda reason: -counts[reason])  # stable: first seen first
+        kind = _kind(entry.reason)
+        counts[kind] += 1
+        first.setdefault(kind, entry)
+    ranked = sorted(counts, key=lambda kind: -counts[kind])  # stable: first seen first
     parts = [
-        f"{counts[reason]} x {reason} (first: {first[reason].source} row {first[reason].row})"
-        for reason in ranked[:_LISTED_REASONS]
+        f"{counts[kind]} x {first[kind].reason} (first: {first[kind].source} row {first[kind].row})"
+        for kind in ranked[:_LISTED_REASONS]
     ]
     rest = ranked[_LISTED_REASONS:]
     if rest:
-        others = sum(counts[reason] for reason in rest)
-        parts.append(f"{others} x {len(rest)} other reasons")
+        others = sum(counts[kind] for kind in rest)
+        parts.append(f"{others} more for {len(rest)} other reason{'s' if len(rest) > 1 else ''}")
     total = len(rejected)
     return f"{total} row{'s' if total != 1 else ''} rejected: " + ", ".join(parts)
+
+
+_QUOTED = re.compile(r"'[^']*'|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\b")
+
+
+def _kind(reason: str) -> str:
+    """A reason without the values it quotes or counts."""
+    return _QUOTED.sub("_", reason)
