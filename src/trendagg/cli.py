@@ -205,12 +205,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         type_col=args.type_col,
         time_col=args.time_col,
         event_type=args.event_type,
+        trend_limit=args.trend_limit,
     )
     rejects = [
-        RejectedRow(
-            args.events, int(row_id), f"{reason} (Spark row id {row_id})", record_of(record)
-        )
-        for row_id, reason, record in rejected
+        RejectedRow(args.events, row, reason, record_of(record)) for row, reason, record in rejected
     ]
     # the summary needs the counts: events kept, rows rejected
     return SimpleNamespace(events=range(total - len(rejects)), rejected=rejects), rows
@@ -632,10 +630,14 @@ def main(
         print(f"trendagg: {exc}", file=err)
         return 2
     except Exception as exc:
-        from trendagg.spark.session import is_spark_failure, spark_failure
+        from trendagg.spark.session import is_spark_failure, spark_failure, worker_error
 
         if not is_spark_failure(exc) or os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
+        ours = worker_error(exc)  # raised in a Spark worker: as the local engine says it
+        if ours is not None:
+            print(f"trendagg: {ours}", file=err)
+            return 2
         print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
         return 1
     except BrokenPipeError:
