@@ -266,12 +266,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         type_col=args.type_col,
         time_col=args.time_col,
         event_type=args.event_type,
+        trend_limit=args.trend_limit,
     )
     rejects = [
-        RejectedRow(
-            args.events, int(row_id), f"{reason} (Spark row id {row_id})", record_of(record)
-        )
-        for row_id, reason, record in rejected
+        RejectedRow(args.events, row, reason, record_of(record)) for row, reason, record in rejected
     ]
     # the summary needs the counts: events kept, rows rejected
     read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)

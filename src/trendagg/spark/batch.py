@@ -27,8 +27,8 @@ A cell is null where the query of the row has no such column.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -38,6 +38,7 @@ from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
     Reading,
+    column,
     csv_reader,
     json_lines,
     long_csv_row,
@@ -184,6 +185,9 @@ def _read_batches(batches: Iterator[Any], numeric: Any, reading: Reading) -> Ite
         ids = rb.column(names.index(ROW_ID)).to_pylist()
         times = rb.column(names.index(SORT_TIME)).to_pylist()
         table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME])
+        if reading.renamed:  # the names Spark could not carry, back
+            original = dict(reading.renamed)
+            table = table.rename_columns([original.get(n, n) for n in table.column_names])
         long_rows = []
         if CSV_RAW in names:
             raw = table.column(CSV_RAW).to_pylist()
@@ -207,6 +211,7 @@ def _worker(
     strategy: str,
     reading: Reading,
     whole: frozenset[str],
+    trend_limit: int | None = None,
 ) -> Any:
     """One Runner per Spark partition, fed batch by batch. Rows of the queries in ``whole``
     (their groups never span Spark partitions) leave finished, as JSON in ``final_row``;
@@ -222,7 +227,7 @@ def _worker(
         all_plans = compile_workload(parse(workload_text))
         numeric = numeric_requirements(all_plans)
         plans = [p for p in all_plans if p.name in names]
-        runner = Runner(plans, strategy)
+        runner = Runner(plans, strategy, trend_limit=trend_limit)
         schema = _arrow_schema(pa)
 
         def emit(rows: list[Any]) -> Any:
@@ -292,7 +297,8 @@ def _record_text(table: Any, row: int) -> str:
     cells as a JSON object."""
     record = table.slice(row - 1, 1).to_pylist()[0]
     if RECORD in record:
-        return str(record[RECORD])
+        text = record[RECORD]
+        return text.decode("utf-8", "backslashreplace") if isinstance(text, bytes) else str(text)
     return json.dumps(record, default=str)
 
 
@@ -438,6 +444,7 @@ def _run(
     event_type: str | None = None,
     partitions: int | None = None,
     csv_cells: bool = False,
+    trend_limit: int | None = None,
 ) -> tuple[Any, Any]:
     """The combined result rows and the rejected rows of a workload over a DataFrame
     (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`)."""
@@ -455,6 +462,18 @@ def _run(
         SORT_TIME, sort_time(df, time_col)
     )
     engine_columns = [RECORD, ROW_ID, SORT_TIME] if RECORD in columns else base.columns
+    # mapInArrow cannot take a column whose name holds a backtick or a dot: such columns
+    # reach the workers under a plain name and get theirs back there
+    spark_names = {
+        c: c if not set("`.") & set(c) else f"__trendagg_c{i}" for i, c in enumerate(engine_columns)
+    }
+    reading = replace(reading, renamed=tuple((s, c) for c, s in spark_names.items() if s != c))
+    to_engine = [
+        column(c).cast("binary").alias(c)  # a line's bytes: the engine tells UTF-8 from not
+        if c == RECORD
+        else column(c).alias(spark_names[c])
+        for c in engine_columns
+    ]
     parts = []
     whole: set[str] = set()
     for group in groups:
@@ -465,14 +484,14 @@ def _run(
         # rows Spark cannot order by time are rejected by the validation pass, never fed
         events = base.where(F.col(SORT_TIME).isNotNull())
         if event_type is None:
-            events = events.where(F.col(f"`{type_col}`").cast("string").isin(list(group.types)))
+            events = events.where(column(type_col).cast("string").isin(list(group.types)))
         elif event_type not in group.types:
             continue
         for k in group.key:
             if k not in columns:
                 events = events.limit(0)
                 break
-            events = events.where(F.col(f"`{k}`").isNotNull())
+            events = events.where(column(k).isNotNull())
         keyed = (
             events.repartition(n, *[route_key(df, k) for k in group.key])
             if group.key
@@ -480,8 +499,8 @@ def _run(
         )
         ordered = keyed.sortWithinPartitions(F.col(SORT_TIME), F.col(ROW_ID))
         parts.append(
-            ordered.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
-                _worker(text, group.names, strategy, reading, finished_here), _WORK
+            ordered.select(*to_engine).mapInArrow(
+                _worker(text, group.names, strategy, reading, finished_here, trend_limit), _WORK
             )
         )
     if not parts:
@@ -515,7 +534,7 @@ def _run(
     for p in parts_of_final[1:]:
         final = final.unionByName(p)
 
-    rejects = base.select(*[F.col(f"`{c}`") for c in engine_columns]).mapInArrow(
+    rejects = base.select(*to_engine).mapInArrow(
         _validator(text, reading), "row_id bigint, reason string, record string"
     )
     return _Results(final, plans, kept), rejects
@@ -696,15 +715,26 @@ def aggregate_trends(
     return results
 
 
-def read_frame(spark: Any, path: str, columns: Sequence[str] | None = None) -> tuple[Any, bool]:
+def read_frame(
+    spark: Any,
+    path: str,
+    columns: Sequence[str] | None = None,
+    needed: Collection[str] | None = None,
+) -> tuple[Any, bool]:
     """An event file or folder as a DataFrame, and whether its cells are CSV text.
 
     CSV is read with every column as text, so each cell is then read with the
     same rule as the local engine (a column of numbers and words keeps its numbers);
     JSON Lines as one text per line, parsed by the engine as the local reader parses it.
-    ``columns`` names the columns of a CSV file without a header row.
+    ``columns`` names the columns of a CSV file without a header row; ``needed``, the
+    columns a workload reads (Parquet decimals wider than Spark's 38 digits are left out
+    when no query reads them, else refused). A file the local
+    reader refuses is refused with its message (see :func:`check_csv`, :func:`check_parquet`).
     """
     from pathlib import Path
+
+    import pyarrow as pa
+    from pyspark.sql import functions as F
 
     from trendagg.io.readers import resolve_format
 
@@ -718,14 +748,139 @@ def read_frame(spark: Any, path: str, columns: Sequence[str] | None = None) -> t
             "whose columns are named in the file"
         )
     if kind == "parquet":
-        return spark.read.parquet(path), False
+        schema = check_parquet(p, path)
+        nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+        wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
+        used = [name for name in wide if needed is None or name in needed]
+        if used:
+            raise InputError(
+                f"column '{used[0]}' of {path} is {schema.field(used[0]).type}, wider than the "
+                "38 digits Spark reads; run with --engine local, or store it as text"
+            )
+        if nanos:  # Spark reads them as nanoseconds since the epoch (a long)
+            spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+        reader = spark.read
+        if wide:  # Spark reads only the columns of a given schema: leave the wide ones out
+            from pyspark.sql.pandas.types import from_arrow_type
+            from pyspark.sql.types import LongType, StructField, StructType
+
+            fields = [
+                StructField(f.name, LongType() if f.name in nanos else from_arrow_type(f.type))
+                for f in schema
+                if f.name not in wide
+            ]
+            reader = reader.schema(StructType(fields))
+        df = reader.parquet(path)
+        for name in nanos:  # a timestamp again, to the microsecond (Spark's precision)
+            micros = F.floor(column(name) / F.lit(1000))
+            df = df.withColumn(name, F.timestamp_micros(micros))
+        return df, False
+    if kind != "parquet" and p.is_dir():
+        raise InputError(
+            f"'{path}' is a folder; only Parquet datasets can be read from a folder, "
+            f"so pass one {kind} file or fmt='parquet'"
+        )
     if kind == "csv":
-        if columns is None:
-            names = spark.read.csv(path, header=True, inferSchema=False).columns
-        else:
-            names = [c.strip() for c in columns]
-        return csv_reader(spark.read, names, header=columns is None).csv(path), True
-    return json_lines(spark.read.text(path)), False
+        header, multiline, readable = check_csv(p, path, has_header=columns is None)
+        names = header if columns is None else [c.strip() for c in columns]
+        reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
+        return reader.csv(readable), True
+    return json_lines(spark.read.text(check_jsonl(p, path))), False
+
+
+def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], bool, str]:
+    """A CSV file checked on the driver as the local reader checks it (an empty file, a
+    duplicate header name, text that is not UTF-8, a quoted cell never closed are refused
+    with its messages): its header, whether a quoted cell may hold a line break, and the
+    path Spark reads (gzip content without a .gz name is linked under a .gz name, as Spark
+    tells compression by the name). One pass over the bytes, at disk speed."""
+    import codecs
+
+    from trendagg.io import readers
+
+    gzipped = readers._is_gzip(path)
+    header = readers._csv_header(path, source, gzipped) if has_header else []
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    quotes = 0
+    try:
+        with readers._binary(path, gzipped) as handle:
+            while chunk := handle.read(1 << 22):
+                decoder.decode(chunk)
+                quotes += chunk.count(b'"')
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError as error:
+        raise readers._not_utf8(source, error) from None
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read {source} as CSV ({error}); check the file") from None
+    if quotes % 2:
+        readers._check_quotes(path, source, gzipped)
+    return header, quotes > 0, _spark_path(path, gzipped)
+
+
+def check_jsonl(path: Any, source: str) -> str:
+    """A JSON Lines file checked on the driver as the local reader checks it (a file that
+    is one JSON array is refused with its message): the path Spark reads."""
+    from trendagg.io import readers
+
+    gzipped = readers._is_gzip(path)
+    try:
+        with readers._binary(path, gzipped) as handle:
+            for number, line in enumerate(handle, start=1):
+                if number == 1:
+                    line = line.removeprefix(b"\xef\xbb\xbf")
+                text = line.decode("utf-8", "replace").strip(readers._JSON_BLANKS)
+                if text and "\ufffd" not in text:
+                    readers._refuse_json_array(text, source)
+                    break
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read {source} ({error}); check the file") from None
+    return _spark_path(path, gzipped)
+
+
+def _spark_path(path: Any, gzipped: bool) -> str:
+    """The path Spark reads: gzip content without a .gz name is linked under a .gz name,
+    as Spark tells compression by the name."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    if not gzipped or Path(path).suffix.lower() == ".gz":
+        return str(path)
+    folder = tempfile.mkdtemp(prefix="trendagg-")
+    atexit.register(shutil.rmtree, folder, True)
+    link = Path(folder) / (Path(path).name + ".gz")
+    link.symlink_to(Path(path).resolve())
+    return str(link)
+
+
+def check_parquet(path: Any, source: str) -> Any:
+    """A Parquet file or folder checked on the driver as the local reader checks it (a
+    folder without Parquet files, a file that is not Parquet are refused with its
+    messages): its Arrow schema."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    if not path.is_dir():
+        try:
+            pq.read_table(str(path), columns=[])  # the footer only; the local reader's error
+            return pq.read_schema(str(path))
+        except (pa.ArrowException, OSError, ValueError) as error:
+            raise InputError(
+                f"cannot read {source} as Parquet ({error}); check that it is an intact "
+                "Parquet file, or pass fmt='csv' or fmt='jsonl' if it is not Parquet"
+            ) from None
+    try:
+        dataset = ds.dataset(str(path), format="parquet", partitioning="hive")
+        files = dataset.files
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise InputError(f"cannot read folder {source} as a Parquet dataset ({error})") from None
+    if not files:
+        raise InputError(
+            f"folder {source} holds no Parquet files; pass a folder of .parquet files or one file"
+        )
+    return dataset.schema
 
 
 def collect(
@@ -735,13 +890,48 @@ def collect(
     columns: Sequence[str] | None = None,
     **options: Any,
 ) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None]:
-    """For the CLI: result rows and rejected rows on the driver, the rows read, and the
-    input's columns (None for JSON Lines, whose keys only the rows know)."""
-    from trendagg.spark.records import RECORD
+    """For the CLI: result rows and rejected rows on the driver (with their row numbers in
+    the input, from 1, as the local readers number them), the rows read, and the input's
+    columns (None for JSON Lines, whose keys only the rows know)."""
+    from pyspark.sql import functions as F
 
-    df, csv_cells = read_frame(spark, path, columns)
+    from trendagg.io.assemble import check_columns
+    from trendagg.plan.compile import attributes_read
+
+    _, plans, _ = prepare(workload, options.get("strategy", "hamlet"))
+    needed = attributes_read(plans) | {
+        options.get("type_col", "type"),
+        options.get("time_col", "time"),
+    }
+    df, csv_cells = read_frame(spark, path, columns, needed)
+    if RECORD not in df.columns:  # the local readers' message for a missing column
+        check_columns(
+            [c for c in df.columns if c != CSV_RAW],
+            source=path,
+            type_col=options.get("type_col", "type"),
+            time_col=options.get("time_col", "time"),
+            event_type=options.get("event_type"),
+        )
     results, rejects = _run(df, workload, csv_cells=csv_cells, **options)
     rows = results.collect_rows()
-    rejected = [(r["row_id"], r["reason"], r["record"]) for r in rejects.collect()]
-    names = None if RECORD in df.columns else list(df.columns)
-    return rows, rejected, df.count(), names
+    # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
+    # input partition (in input order) turn it into the row's number in the input
+    per_part = df.groupBy(F.spark_partition_id().alias("p")).count().collect()
+    counts = {r["p"]: r["count"] for r in per_part}
+    before, offsets = 0, {}
+    for part in sorted(counts):
+        offsets[part] = before
+        before += counts[part]
+    rejected = [
+        (row_number(r["row_id"], offsets), r["reason"], r["record"]) for r in rejects.collect()
+    ]
+    rejected.sort(key=lambda r: r[0])
+    names = None if RECORD in df.columns else [c for c in df.columns if c != CSV_RAW]
+    return rows, rejected, before, names
+
+
+def row_number(row_id: int, offsets: dict[int, int]) -> int:
+    """A row's number in the input (from 1) from Spark's row id and the rows of the input
+    partitions before its own."""
+    part, place = row_id >> 33, row_id & ((1 << 33) - 1)
+    return offsets.get(part, 0) + place + 1

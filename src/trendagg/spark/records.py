@@ -36,6 +36,7 @@ class Reading:
     event_type: str | None = None
     csv_cells: bool = False
     csv_header: tuple[str, ...] = ()  # the CSV columns, when rows come as JSON texts
+    renamed: tuple[tuple[str, str], ...] = ()  # (Spark's name, the column's name) pairs
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
@@ -72,6 +73,17 @@ def read_rows(
     numbered: list[tuple[int, object]] = []
     names: set[str] = set()
     for i, item in enumerate(items, start=1):
+        if isinstance(item, bytes):  # a line as read from the file: UTF-8, or rejected
+            try:
+                item = item.decode("utf-8")
+            except UnicodeDecodeError as error:
+                reason = (
+                    f"line is not UTF-8 text (byte 0x{item[error.start]:02x} at column "
+                    f"{error.start + 1})"
+                )
+                text = item.decode("utf-8", "backslashreplace")
+                rejected.append(RejectedRow(source, i, reason, {"_text": text}))
+                continue
         if isinstance(item, str):
             try:
                 item = parse_json_line(item.removeprefix("\ufeff"))  # a file's byte order mark
@@ -106,15 +118,25 @@ def read_rows(
         time_col=reading.time_col,
         event_type=reading.event_type,
         numeric=numeric,
-        what="line" if items and isinstance(items[0], str) else "record",  # as the readers say
+        what="line"
+        if items and isinstance(items[0], (str, bytes))
+        else "record",  # as the readers say
         rejected=rejected,
     )
 
 
-def csv_reader(reader: Any, names: Sequence[str], *, header: bool) -> Any:
+def column(name: str) -> Any:
+    """A column by its name as written, whatever it holds (a dot or a backtick too)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def csv_reader(reader: Any, names: Sequence[str], *, header: bool, multiline: bool = False) -> Any:
     """A (batch or stream) CSV reader: every cell as text, headers checked against ``names``,
     and the text of a row whose cell count differs kept in ``CSV_RAW`` (without it Spark
-    would drop a long row's extra cells; :func:`long_csv_row` rejects such rows)."""
+    would drop a long row's extra cells; :func:`long_csv_row` rejects such rows). With
+    ``multiline``, a quoted cell may hold line breaks, as the local reader reads it."""
     from pyspark.sql import types as T
 
     schema = T.StructType([T.StructField(c, T.StringType()) for c in [*names, CSV_RAW]])
@@ -124,6 +146,7 @@ def csv_reader(reader: Any, names: Sequence[str], *, header: bool) -> Any:
         .option("enforceSchema", False)  # a file whose header differs fails, never misreads
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CSV_RAW)
+        .option("multiLine", multiline)
     )
 
 
@@ -158,7 +181,7 @@ def as_record_text(df: Any) -> Any:
 
     if RECORD in df.columns:
         return df
-    cols = [F.col(f"`{c}`") for c in df.columns]
+    cols = [column(c) for c in df.columns]
     return df.select(F.to_json(F.struct(*cols)).alias(RECORD))
 
 
@@ -180,7 +203,7 @@ def route_key(df: Any, name: str) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    col = F.col(f"`{name}`")
+    col = column(name)
     if not isinstance(df.schema[name].dataType, T.StringType):
         return col
     return F.coalesce(F.trim(col).try_cast("double").cast("string"), col)
@@ -193,7 +216,7 @@ def sort_time(df: Any, time_col: str) -> Any:
     from pyspark.sql import types as T
 
     field = df.schema[time_col].dataType
-    col = F.col(f"`{time_col}`")
+    col = column(time_col)
     if isinstance(field, (T.TimestampType, T.TimestampNTZType)):
         return F.unix_micros(col.cast("timestamp")) / F.lit(1_000_000.0)
     if isinstance(field, T.DateType):

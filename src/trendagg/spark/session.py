@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from trendagg.errors import ExecutionError, TrendAggError
+from trendagg.errors import ExecutionError
 
 
 def require_pyspark() -> Any:
@@ -77,26 +77,49 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     return builder.getOrCreate()
 
 
+def _text_of(exc: BaseException) -> str:
+    return str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
+
+
+def worker_error(exc: BaseException) -> Exception | None:
+    """Our own error raised inside a Spark Python worker, as raised there (same class and
+    message, so the CLI gives the local engine's message and exit code), or None."""
+    import re
+
+    from trendagg import errors
+
+    found = re.findall(r"trendagg\.errors\.(\w+): (.+)", _text_of(exc))
+    if not found:
+        return None
+    name, message = found[-1]
+    kind = getattr(errors, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, errors.TrendAggError)):
+        return None
+    return kind(message.strip())
+
+
 def spark_failure(exc: BaseException) -> str:
     """What a Spark failure says to a user, without the JVM and Python stacks.
 
     Our own errors raised inside Spark's Python workers come first (their
-    message is meant for the user); else the deepest Java cause with its lines
-    of detail (a CSV header that does not match names both headers); else the
-    first line.
+    message is meant for the user); else the last exception line of a Python
+    worker's traceback; else the deepest Java cause with its lines of detail
+    (a CSV header that does not match names both headers); else the first line.
     """
     import re
 
-    text = _failure_text(exc)
+    text = _text_of(exc)
     ours = re.findall(r"trendagg\.errors\.\w+: (.+)", text)
     if ours:
         return ours[-1].strip()
-    if "Traceback (most recent call last):" in text:
-        # a Python worker failed: its exception's own line (the traceback above it is ours)
-        raised = re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)): (.*)$", text, re.M)
+    if "Traceback (most recent call last)" in text:
+        tail = text[text.index("Traceback (most recent call last)") :]
+        raised = re.findall(
+            r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(: .*)?$", tail, re.M
+        )
         if raised:
-            kind, message = raised[-1]
-            return f"{kind.rsplit('.', 1)[-1]} in a Python worker: {message.strip()}"
+            kind, detail = raised[-1]
+            return f"{kind}{detail} (in a Spark Python worker)"
     causes = list(re.finditer(r"Caused by: ([\w.$]+): (.*)", text))
     if causes:
         last = causes[-1]
@@ -108,27 +131,6 @@ def spark_failure(exc: BaseException) -> str:
         return "\n  ".join(detail)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[0] if lines else exc.__class__.__name__
-
-
-def _failure_text(exc: BaseException) -> str:
-    return str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
-
-
-def worker_error(exc: BaseException) -> TrendAggError | None:
-    """Our own error raised in a Spark Python worker (an input refused there), as the
-    error it was, so that it keeps its message and exit code; else None."""
-    import re
-
-    from trendagg import errors
-
-    found = re.findall(r"trendagg\.errors\.(\w+): (.+)", _failure_text(exc))
-    if not found:
-        return None
-    name, message = found[-1]
-    kind = getattr(errors, name, None)
-    if not (isinstance(kind, type) and issubclass(kind, TrendAggError)):
-        return None
-    return kind(message.strip())
 
 
 def is_spark_failure(exc: BaseException) -> bool:
