@@ -114,9 +114,15 @@ def spark_failure(exc: BaseException) -> str:
         return ours[-1].strip()
     if "Traceback (most recent call last)" in text:
         tail = text[text.index("Traceback (most recent call last)") :]
-        raised = re.findall(
-            r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(: .*)?$", tail, re.M
-        )
+        raised = [
+            found
+            for found in re.findall(
+                r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(: .*)?$", tail, re.M
+            )
+            # py4j's own error wraps the JVM's (a stream's batch function called Spark):
+            # its cause is the JVM's, below
+            if not found[0].endswith("Py4JJavaError")
+        ]
         if raised:
             kind, detail = raised[-1]
             return f"{kind}{detail} (in a Spark Python worker)"
