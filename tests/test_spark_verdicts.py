@@ -95,6 +95,8 @@ CASES: dict[str, tuple[bytes | Callable[[Path], None], list[str]]] = {
         b'{"type":"A","time":1}\n{"type":"B","time":2,"x":"\xff"}\n{"type":"B","time":3}\n',
         [],
     ),
+    "blank_lines.jsonl": (b'\n{"type":"A","time":1}\n  \n{bad\n\r\n{"type":"B","time":x}\n', []),
+    "blank_lines.csv": (b"type,time\n\nA,1\n\nB,x\n\r\nB,3\n", []),
     "missing_keys.jsonl": (b'{"type":"A"}\n{"time":2}\n{"type":"B","time":3}\n', []),
     "json_array.jsonl": (b'[{"type":"A","time":1}]\n', []),
     "nanos.parquet": (_nanos, []),

@@ -35,6 +35,7 @@ from typing import Any
 
 from trendagg.errors import InputError
 from trendagg.spark.records import (
+    BLANK_LINE,
     CSV_RAW,
     RECORD,
     Reading,
@@ -785,7 +786,7 @@ def read_frame(
         names = header if columns is None else [c.strip() for c in columns]
         reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
         return reader.csv(readable), True
-    return json_lines(spark.read.text(check_jsonl(p, path))), False
+    return json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True), False
 
 
 def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], bool, str]:
@@ -916,18 +917,25 @@ def collect(
     rows = results.collect_rows()
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
     # input partition (in input order) turn it into the row's number in the input
-    per_part = df.groupBy(F.spark_partition_id().alias("p")).count().collect()
-    counts = {r["p"]: r["count"] for r in per_part}
+    # (the blank lines of JSON Lines count for the line numbers, not as rows read)
+    blank = F.col(RECORD).rlike(BLANK_LINE) if RECORD in df.columns else F.lit(False)
+    per_part = (
+        df.groupBy(F.spark_partition_id().alias("p"))
+        .agg(F.count("*").alias("n"), F.sum(blank.cast("long")).alias("blank"))
+        .collect()
+    )
+    counts = {r["p"]: r["n"] for r in per_part}
     before, offsets = 0, {}
     for part in sorted(counts):
         offsets[part] = before
         before += counts[part]
+    read = before - sum(r["blank"] or 0 for r in per_part)
     rejected = [
         (row_number(r["row_id"], offsets), r["reason"], r["record"]) for r in rejects.collect()
     ]
     rejected.sort(key=lambda r: r[0])
     names = None if RECORD in df.columns else [c for c in df.columns if c != CSV_RAW]
-    return rows, rejected, before, names
+    return rows, rejected, read, names
 
 
 def row_number(row_id: int, offsets: dict[int, int]) -> int:

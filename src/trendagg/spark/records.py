@@ -85,6 +85,8 @@ def read_rows(
                 rejected.append(RejectedRow(source, i, reason, {"_text": text}))
                 continue
         if isinstance(item, str):
+            if not item.strip(" \t\r\n\ufeff"):  # a blank line: skipped, still counted
+                continue
             try:
                 item = parse_json_line(item.removeprefix("\ufeff"))  # a file's byte order mark
             except ValueError as error:
@@ -167,12 +169,18 @@ def long_csv_row(line: str, names: Sequence[str]) -> tuple[str, dict[str, object
     return reason, record
 
 
-def json_lines(text: Any) -> Any:
+def json_lines(text: Any, *, keep_blank: bool = False) -> Any:
     """A DataFrame of text lines (``spark.read.text``, the socket source) as the ``RECORD``
-    shape; blank lines are skipped, as the JSON Lines reader skips them."""
+    shape; blank lines are skipped, as the JSON Lines reader skips them (``keep_blank``:
+    left for :func:`read_rows` to skip, so that the rows keep their line numbers)."""
     from pyspark.sql import functions as F
 
+    if keep_blank:
+        return text.select(F.col("value").alias(RECORD))
     return text.where(F.trim(F.col("value")) != "").select(F.col("value").alias(RECORD))
+
+
+BLANK_LINE = "^[ \t\r\n\ufeff]*$"  # what read_rows skips, as a Spark regular expression
 
 
 def as_record_text(df: Any) -> Any:

@@ -112,17 +112,12 @@ def spark_failure(exc: BaseException) -> str:
     ours = re.findall(r"trendagg\.errors\.\w+: (.+)", text)
     if ours:
         return ours[-1].strip()
-    if "Traceback (most recent call last)" in text:
-        tail = text[text.index("Traceback (most recent call last)") :]
-        raised = [
-            found
-            for found in re.findall(
-                r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(: .*)?$", tail, re.M
-            )
-            # py4j's own error wraps the JVM's (a stream's batch function called Spark):
-            # its cause is the JVM's, below
-            if not found[0].endswith("Py4JJavaError")
-        ]
+    worker = "exception was thrown from the Python worker"
+    if worker in text:  # the worker's traceback: its last exception line is the cause
+        tail = text[text.index(worker) :].split("\n\tat ")[0]  # up to the Java stack
+        raised = re.findall(
+            r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(: .*)?$", tail, re.M
+        )
         if raised:
             kind, detail = raised[-1]
             return f"{kind}{detail} (in a Spark Python worker)"
