@@ -682,15 +682,7 @@ def _read_parquet(
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    try:
-        dataset = ds.dataset(str(location), format="parquet", partitioning="hive")
-        fragments = sorted(dataset.get_fragments(), key=lambda fragment: fragment.path)
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise InputError(f"cannot read folder {source} as a Parquet dataset ({error})") from None
-    if not fragments:
-        raise InputError(
-            f"folder {source} holds no Parquet files; pass a folder of .parquet files or one file"
-        )
+    _, fragments = _parquet_folder(location, source)
     parts = []
     for fragment in fragments:
         table = _parquet_table(fragment.path, fragment.path)
@@ -725,6 +717,47 @@ def decimal_warnings(path: str, attributes: set[str]) -> list[str]:
     ]
 
 
+def _parquet_folder(location: Path, source: str) -> tuple[Any, list[Any]]:
+    """A folder of Parquet files as a dataset and its files in name order, or InputError."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    try:
+        dataset = ds.dataset(str(location), format="parquet", partitioning="hive")
+        fragments = sorted(dataset.get_fragments(), key=lambda fragment: fragment.path)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise InputError(f"cannot read folder {source} as a Parquet dataset ({error})") from None
+    if not fragments:
+        raise InputError(
+            f"folder {source} holds no Parquet files; pass a folder of .parquet files or one file"
+        )
+    return dataset, fragments
+
+
+def parquet_schema(location: Path, source: str) -> Any:
+    """The Arrow schema of a Parquet file or folder, refused as the reader refuses it (a
+    file that is not Parquet, a folder without Parquet files): for readers that read the
+    data elsewhere (Spark), so that they give the same verdict."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if location.is_dir():
+        return _parquet_folder(location, source)[0].schema
+    try:
+        pq.read_table(str(location), columns=[])  # the footer, as read_table checks it
+        return pq.read_schema(str(location))
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise _not_parquet(source, error) from None
+
+
+def _not_parquet(source: str, error: Exception) -> InputError:
+    return InputError(
+        f"cannot read {source} as Parquet ({error}); check that it is an intact Parquet "
+        "file; if it holds CSV or JSON Lines, name it .csv or .jsonl (or in the Python API "
+        "pass fmt='csv' or fmt='jsonl')"
+    )
+
+
 def _parquet_table(path: str, source: str) -> pa.Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -732,11 +765,7 @@ def _parquet_table(path: str, source: str) -> pa.Table:
     try:
         return pq.read_table(path)
     except (pa.ArrowException, OSError, ValueError) as error:
-        raise InputError(
-            f"cannot read {source} as Parquet ({error}); check that it is an intact Parquet "
-            "file; if it holds CSV or JSON Lines, name it .csv or .jsonl (or in the Python API "
-            "pass fmt='csv' or fmt='jsonl')"
-        ) from None
+        raise _not_parquet(source, error) from None
 
 
 def _table_result(

@@ -730,14 +730,14 @@ def read_frame(
     ``columns`` names the columns of a CSV file without a header row; ``needed``, the
     columns a workload reads (Parquet decimals wider than Spark's 38 digits are left out
     when no query reads them, else refused). A file the local
-    reader refuses is refused with its message (see :func:`check_csv`, :func:`check_parquet`).
+    reader refuses is refused with its message (see :func:`check_csv`, :func:`trendagg.io.readers.parquet_schema`).
     """
     from pathlib import Path
 
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from trendagg.io.readers import resolve_format
+    from trendagg.io.readers import parquet_schema, resolve_format
 
     p = Path(path)
     if not p.exists():
@@ -749,7 +749,7 @@ def read_frame(
             "whose columns are named in the file"
         )
     if kind == "parquet":
-        schema = check_parquet(p, path)
+        schema = parquet_schema(p, path)
         nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
         wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
         used = [name for name in wide if needed is None or name in needed]
@@ -853,35 +853,6 @@ def _spark_path(path: Any, gzipped: bool) -> str:
     link = Path(folder) / (Path(path).name + ".gz")
     link.symlink_to(Path(path).resolve())
     return str(link)
-
-
-def check_parquet(path: Any, source: str) -> Any:
-    """A Parquet file or folder checked on the driver as the local reader checks it (a
-    folder without Parquet files, a file that is not Parquet are refused with its
-    messages): its Arrow schema."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
-
-    if not path.is_dir():
-        try:
-            pq.read_table(str(path), columns=[])  # the footer only; the local reader's error
-            return pq.read_schema(str(path))
-        except (pa.ArrowException, OSError, ValueError) as error:
-            raise InputError(
-                f"cannot read {source} as Parquet ({error}); check that it is an intact "
-                "Parquet file, or pass fmt='csv' or fmt='jsonl' if it is not Parquet"
-            ) from None
-    try:
-        dataset = ds.dataset(str(path), format="parquet", partitioning="hive")
-        files = dataset.files
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise InputError(f"cannot read folder {source} as a Parquet dataset ({error})") from None
-    if not files:
-        raise InputError(
-            f"folder {source} holds no Parquet files; pass a folder of .parquet files or one file"
-        )
-    return dataset.schema
 
 
 def collect(
