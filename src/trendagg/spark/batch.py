@@ -446,13 +446,14 @@ def _run(
     partitions: int | None = None,
     csv_cells: bool = False,
     trend_limit: int | None = None,
+    decimals: tuple[tuple[str, int, int], ...] = (),
 ) -> tuple[Any, Any]:
     """The combined result rows and the rejected rows of a workload over a DataFrame
     (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`)."""
     from pyspark.sql import functions as F
 
     text, plans, groups = prepare(workload, strategy)
-    reading = Reading(type_col, time_col, event_type, csv_cells)
+    reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals)
     if RECORD in df.columns:  # JSON texts: Spark reads the few fields it routes and orders by
         df = with_record_columns(df, [time_col, type_col, *(k for g in groups for k in g.key)])
     columns = df.columns
@@ -721,16 +722,19 @@ def read_frame(
     path: str,
     columns: Sequence[str] | None = None,
     needed: Collection[str] | None = None,
-) -> tuple[Any, bool]:
-    """An event file or folder as a DataFrame, and whether its cells are CSV text.
+) -> tuple[Any, bool, tuple[tuple[str, int, int], ...]]:
+    """An event file or folder as a DataFrame, whether its cells are CSV text, and the
+    Parquet decimals that travel as text (name, precision, scale; see below).
 
     CSV is read with every column as text, so each cell is then read with the
     same rule as the local engine (a column of numbers and words keeps its numbers);
     JSON Lines as one text per line, parsed by the engine as the local reader parses it.
     ``columns`` names the columns of a CSV file without a header row; ``needed``, the
-    columns a workload reads (Parquet decimals wider than Spark's 38 digits are left out
-    when no query reads them, else refused). A file the local
-    reader refuses is refused with its message (see :func:`check_csv`, :func:`trendagg.io.readers.parquet_schema`).
+    columns a workload reads: Parquet decimals wider than Spark's 38 digits are left out
+    when no query reads them; when one does, the driver reads the file with pyarrow and
+    those decimals travel as their exact text, made decimals again in the workers. A
+    file the local reader refuses is refused with its message (see :func:`check_csv`,
+    :func:`trendagg.io.readers.parquet_schema`).
     """
     from pathlib import Path
 
@@ -753,11 +757,8 @@ def read_frame(
         nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
         wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
         used = [name for name in wide if needed is None or name in needed]
-        if used:
-            raise InputError(
-                f"column '{used[0]}' of {path} is {schema.field(used[0]).type}, wider than the "
-                "38 digits Spark reads; run with --engine local, or store it as text"
-            )
+        if used:  # Spark reads no decimal wider than 38 digits: the driver reads the file
+            return _wide_decimals(spark, p, path, schema, used), False, _decimal_types(schema)
         if nanos:  # Spark reads them as nanoseconds since the epoch (a long)
             spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         reader = spark.read
@@ -775,7 +776,7 @@ def read_frame(
         for name in nanos:  # a timestamp again, to the microsecond (Spark's precision)
             micros = F.floor(column(name) / F.lit(1000))
             df = df.withColumn(name, F.timestamp_micros(micros))
-        return df, False
+        return df, False, ()
     if kind != "parquet" and p.is_dir():
         raise InputError(
             f"'{path}' is a folder; only Parquet datasets can be read from a folder, "
@@ -785,8 +786,33 @@ def read_frame(
         header, multiline, readable = check_csv(p, path, has_header=columns is None)
         names = header if columns is None else [c.strip() for c in columns]
         reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
-        return reader.csv(readable), True
-    return json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True), False
+        return reader.csv(readable), True, ()
+    return json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True), False, ()
+
+
+def _wide_decimals(spark: Any, p: Any, path: str, schema: Any, used: list[str]) -> Any:
+    """A Parquet file or folder read on the driver (pyarrow, as the local reader reads it)
+    into a DataFrame, its decimals as exact text and nanosecond times to the microsecond:
+    for files with decimals wider than Spark reads (rare; the file passes the driver)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(str(p), format="parquet", partitioning="hive").to_table()
+    for i, field in enumerate(table.schema):
+        if pa.types.is_decimal(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(pa.string()))
+        elif pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+            unit = pa.timestamp("us", field.type.tz)
+            table = table.set_column(i, field.name, table.column(i).cast(unit, safe=False))
+    return spark.createDataFrame(table)
+
+
+def _decimal_types(schema: Any) -> tuple[tuple[str, int, int], ...]:
+    import pyarrow as pa
+
+    return tuple(
+        (f.name, f.type.precision, f.type.scale) for f in schema if pa.types.is_decimal(f.type)
+    )
 
 
 def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], bool, str]:
@@ -875,7 +901,7 @@ def collect(
         options.get("type_col", "type"),
         options.get("time_col", "time"),
     }
-    df, csv_cells = read_frame(spark, path, columns, needed)
+    df, csv_cells, decimals = read_frame(spark, path, columns, needed)
     if RECORD not in df.columns:  # the local readers' message for a missing column
         check_columns(
             [c for c in df.columns if c != CSV_RAW],
@@ -884,7 +910,7 @@ def collect(
             time_col=options.get("time_col", "time"),
             event_type=options.get("event_type"),
         )
-    results, rejects = _run(df, workload, csv_cells=csv_cells, **options)
+    results, rejects = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
     rows = results.collect_rows()
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
     # input partition (in input order) turn it into the row's number in the input

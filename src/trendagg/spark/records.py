@@ -37,6 +37,8 @@ class Reading:
     csv_cells: bool = False
     csv_header: tuple[str, ...] = ()  # the CSV columns, when rows come as JSON texts
     renamed: tuple[tuple[str, str], ...] = ()  # (Spark's name, the column's name) pairs
+    # Parquet decimals wider than Spark reads, as text: (name, precision, scale)
+    decimals: tuple[tuple[str, int, int], ...] = ()
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
@@ -44,6 +46,13 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
     one ``RECORD`` column of JSON texts."""
     from trendagg.io.readers import read_arrow
 
+    for name, precision, scale in reading.decimals:  # the exact text, a decimal again
+        if name in table.column_names:
+            import pyarrow as pa
+
+            index = table.column_names.index(name)
+            exact = table.column(index).cast(pa.decimal256(precision, scale))
+            table = table.set_column(index, name, exact)
     if RECORD in table.column_names:
         return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
     return read_arrow(
