@@ -45,16 +45,17 @@ REVIEW = (GOLDEN / "review.tq").read_text()
 
 
 def test_the_plan_says_what_each_executor_shares() -> None:
-    """The review's workload: the Python HAMLET shares B+ among all five queries
-    (event-level snapshots where predicates differ); the kernel only among those with
-    one binding rule for B (q2 and q4), and q5 (NOT) runs in Python."""
+    """The review's workload: both executors share B+ among every query they run,
+    whatever its predicates on B (event-level snapshots where they differ); q5 (NOT)
+    runs in Python."""
     plans = compile_workload(parse(REVIEW))
     local = sharing_plan(plans, "hamlet")
     assert [r.executor for r in local.routes] == ["compiled"] * 4 + ["python"]
     assert local.routes[4].reason == "negation"
     assert [(b.executor, b.members) for b in local.bursts] == [
-        ("compiled", (("q2", "B"), ("q4", "B")))
+        ("compiled", (("q1", "B"), ("q2", "B"), ("q3", "B"), ("q4", "B")))
     ]
+    assert local.bursts[0].rules == ("has x AND B.x > 1", "every event", "has x", "every event")
     python = sharing_plan(plans, "hamlet-static", compiled=False)
     assert [(b.executor, b.decision, len(b.members)) for b in python.bursts] == [
         ("python", "always", 5)
@@ -86,11 +87,16 @@ def test_the_executors_run_the_plan_they_are_given(
             low = runner.compiled.low
             names = [p.name for p in low.plans]
             sets = list(zip(low.program.set_q_ptr[:-1], low.program.set_q_ptr[1:], strict=True))
-            assert low.set_types == [b.type_ for b in compiled]
-            for (lo, hi), burst in zip(sets, compiled, strict=True):
+            # one kernel set per coefficient class of each burst, in the plan's order
+            assert low.set_bursts == [
+                i for i, b in enumerate(compiled) for _ in range(len(b.classes()))
+            ]
+            assert low.set_types == [compiled[i].type_ for i in low.set_bursts]
+            for (lo, hi), i in zip(sets, low.set_bursts, strict=True):
                 members = {names[q] for q in low.program.set_q[lo:hi]}
-                # a state class is updated once, by its representative: a subset
-                assert members <= {name for name, _ in burst.members}
+                # a state class is updated once, by its representative: a subset of
+                # one coefficient class
+                assert any(members <= {name for name, _ in c} for c in compiled[i].classes())
         else:
             assert not compiled
         if runner.executor is not None and hasattr(runner.executor, "components"):

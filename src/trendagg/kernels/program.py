@@ -3,8 +3,8 @@
 :func:`lower` takes the queries the kernel supports (:func:`supported`: no
 negation, no edge predicates, unqualified partition attributes) and lays out
 their templates, aggregate registers, bindings (event type -> (query, state,
-filter)), sharing sets (HAMLET: queries with the same Kleene type E+, the
-same partitioning and the same binding rule for E) and window specs as
+filter)), sharing sets (the plan's shared bursts of E+, one set per binding
+rule for E among their members, each with its own coefficients) and window specs as
 integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
 additive registers times the lanes; minima and maxima are float64.
@@ -23,7 +23,7 @@ from trendagg.language import to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, compiled_blocker
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.windows import WindowSpec, pane_length
+from trendagg.plan.windows import WindowSpec
 
 Program = namedtuple(
     "Program",
@@ -90,6 +90,7 @@ class Lowered:
     max_additive: int
     max_extreme: int
     set_types: list[str]
+    set_bursts: list[int]  # per sharing set: its burst in the plan's compiled bursts
 
 
 def _repeatable(plan: QueryPlan) -> set[str]:
@@ -398,21 +399,24 @@ class _Lowering:
         )
 
     def sharing_sets(self, bursts: list[KleeneBurst]) -> None:
-        """Sharing sets: the plan's compiled bursts of E+ (states with a self-loop, of
-        queries of one partitioning with one binding rule for E); each member a class,
-        its registers updated once by its representative; the weights and extremes a
-        set's bursts carry; burst offsets."""
+        """Sharing sets: per compiled burst of the plan (E+ of queries of one
+        partitioning), one set per binding rule for E among its members, since the
+        burst's coefficients count the events a rule binds (the plan's
+        ``coefficient classes``); each member a class, its registers updated once by
+        its representative; the weights and extremes a set's bursts carry; burst offsets."""
         q, plans, tcode = self.q, self.plans, self.tcode
         index = {p.name: qi for qi, p in enumerate(plans)}
         sets: list[tuple[str, int, int, list[tuple[int, int]]]] = []
-        for burst in bursts:
-            members = [
-                (index[name], self.state_names[index[name]].index(var))
-                for name, var in burst.members
-            ]
-            qi, s = members[0]
-            f = self.bindings[q["q_soff"][qi] + s][2]
-            sets.append((burst.type_, q["q_part"][qi], f, members))
+        self.set_bursts: list[int] = []
+        panes: list[Fraction] = []
+        for i, burst in enumerate(bursts):
+            for names in burst.classes():
+                members = [(index[n], self.state_names[index[n]].index(v)) for n, v in names]
+                qi, s = members[0]
+                f = self.bindings[q["q_soff"][qi] + s][2]
+                sets.append((burst.type_, q["q_part"][qi], f, members))
+                self.set_bursts.append(i)
+                panes.append(burst.pane)  # the plan's: a burst lies in one pane of every member
         # a type in any member query's pattern interrupts the set's bursts (role 2)
         set_queries = [sorted({qi for qi, _ in entry[3]}) for entry in sets]
         for entry in sets:  # a class's registers are updated once, by its representative
@@ -458,10 +462,7 @@ class _Lowering:
             set_bfoff.append(bfw)
             bw += 6 + (2 + 3 * (1 + len(wl)))  # times the lanes, see State
             bfw += 2 * len(al)
-            durations: list[Fraction] = []
-            for qi, _ in members:
-                durations += [plans[qi].window.within, plans[qi].window.slide]
-            self.panes.append(pane_length(durations))
+            self.panes.append(panes[b])
         self.widths["bur"] = max(bw, 1)
         self.widths["burf"] = max(bfw, 1)
         set_q_ptr, set_q = _csr([[qi for qi, _ in members] for *_, members in sets])
@@ -579,6 +580,7 @@ class _Lowering:
             max_additive=max(self.q["q_A"], default=1),
             max_extreme=max(max(self.q["q_M"], default=0), 1),
             set_types=[s[0] for s in self.sets],
+            set_bursts=self.set_bursts,
         )
 
 

@@ -8,16 +8,19 @@ The plan says, per query, which executor runs it and why (:class:`Route`), and
 which Kleene bursts are shared (:class:`KleeneBurst`, HAMLET Def. 3.1/3.2) with
 their decision: ``always`` (hamlet-static) or ``dynamic`` (hamlet: per burst,
 the benefit of Eq. 7 in the executor's units, :mod:`trendagg.optimizer.cost`).
-The two executors share under different rules today, and the plan says which:
+Both executors share ``E+`` among the queries of one partitioning whatever
+their predicates on E (HAMLET Def. 3.1/3.2):
 
-- the Python engine shares ``E+`` among queries of one partitioning whatever
-  their predicates (event-level snapshots where the predecessors of an event
-  differ between queries, HAMLET Def. 3.11): its bursts are those of
-  :func:`trendagg.optimizer.candidates.analyze`, grouped in components;
-- the compiled kernel shares ``E+`` among queries of one partitioning whose
-  binding rule for E (type, required attributes, local predicates) is the same,
-  and stores registers once per class of states equal by construction
-  (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
+- the Python engine gives an event an event-level snapshot where its
+  predecessors differ between queries (HAMLET Def. 3.11); its bursts are those
+  of :func:`trendagg.optimizer.candidates.analyze`, grouped in components;
+- the compiled kernel keeps the burst's coefficients once per binding rule
+  for E among the members (:meth:`KleeneBurst.classes`: required attributes and
+  local predicates; a coefficient counts the events its rule binds), so a
+  member whose predicates differ gets its own coefficients where the Python
+  engine would give events snapshots; each class of members decides per burst
+  whether to share. It stores registers once per class of states equal by
+  construction (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
 """
 
 from __future__ import annotations
@@ -57,7 +60,15 @@ class KleeneBurst:
     pane: Fraction
     decision: str  # "always" or "dynamic"
     executor: str
-    rule: str = ""  # the compiled kernel's one binding rule for the members
+    rules: tuple[str, ...] = ()  # the compiled kernel's binding rule for E, per member
+
+    def classes(self) -> list[tuple[tuple[str, str], ...]]:
+        """The members grouped by their binding rule for E, in member order: the
+        compiled kernel keeps one set of burst coefficients per group."""
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for member, rule in zip(self.members, self.rules, strict=True):
+            groups.setdefault(rule, []).append(member)
+        return [tuple(g) for g in groups.values()]
 
 
 @dataclass(frozen=True)
@@ -83,7 +94,18 @@ class SharingPlan:
         for b in self.bursts:
             members = ", ".join(f"{q}.{v}" for q, v in b.members)
             part = ", ".join(b.partition) or "none"
-            rule = f"; rule {b.rule}" if b.rule else ""
+            rule = ""
+            if len(set(b.rules)) == 1:
+                rule = f"; rule {b.rules[0]}"
+            elif b.rules:
+                each = "; ".join(
+                    "{"
+                    + ", ".join(f"{q}.{v}" for q, v in c)
+                    + "}: "
+                    + b.rules[b.members.index(c[0])]
+                    for c in b.classes()
+                )
+                rule = f"; coefficients per binding rule: {each}"
             lines.append(
                 f"  shared {b.type_}+ on the {b.executor} executor, {b.decision}: {{{members}}}; "
                 f"partition by [{part}]; pane {b.pane} s{rule}"
@@ -157,24 +179,22 @@ def _compiled_bursts(
     plans: list[QueryPlan], queries: list[int], decision: str
 ) -> list[KleeneBurst]:
     """The kernel's sharing sets: the states with a self-loop (E+) of queries of one
-    partitioning with one binding rule for E, in the order the queries name them."""
-    groups: dict[tuple[str, tuple[str, ...], tuple[object, ...]], list[int]] = {}
+    partitioning, in the order the queries name them, with each member's binding rule."""
+    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
     for q in queries:
         plan = plans[q]
         for t in plan.template.transitions:
             if t.src == t.dst:
-                type_ = plan.vars[t.src].type
-                key = (type_, partition_signature(plan), binding_rule(plan, type_))
+                key = (plan.vars[t.src].type, partition_signature(plan))
                 groups.setdefault(key, []).append(q)
     bursts = []
-    for (kleene, part, rule), qs in groups.items():
+    for (kleene, part), qs in groups.items():
         if len(qs) < 2:
             continue
         members = tuple((plans[q].name, plans[q].type_to_var[kleene]) for q in qs)
         pane = pane_length([d for q in qs for d in (plans[q].window.within, plans[q].window.slide)])
-        bursts.append(
-            KleeneBurst(kleene, members, part, pane, decision, "compiled", _rule_text(rule))
-        )
+        rules = tuple(_rule_text(binding_rule(plans[q], kleene)) for q in qs)
+        bursts.append(KleeneBurst(kleene, members, part, pane, decision, "compiled", rules))
     return bursts
 
 
