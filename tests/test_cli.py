@@ -207,11 +207,21 @@ def test_explain_shows_sharable_sets_and_per_burst_decisions(tmp_path: Path) -> 
     events = tmp_path / "ev.csv"
     rows = ["type,time,v", "A,1,0", "C,1,0"] + [f"B,{t},{t}" for t in range(2, 10)]
     events.write_text("\n".join(rows) + "\n")
+    # the decisions of the executor that runs the queries: the kernel's by default
     code, out, err = cli("explain", str(queries), str(events))
     assert code == 0, err
-    assert "per-burst decisions (hamlet" in out
-    assert "q1, q2" in out.split("per-burst decisions")[1]
-    assert "1 bursts, 1 shared" in out
+    decisions = out.split("per-burst decisions (hamlet, of the compiled executor")[1]
+    lines = [line.split() for line in decisions.splitlines()[2:4]]
+    # the burst of B at 2..8 (the latest time, 9, is held back: a burst of its own)
+    assert [(x[0], x[2], x[3], x[-2:]) for x in lines] == [
+        ("2", "B", "7", ["q1,", "q2"]),
+        ("9", "B", "1", ["q1,", "q2"]),
+    ]
+    assert "compiled executor: 2 bursts" in out and "of the Python executor" not in out
+    code, out, err = cli("explain", str(queries), str(events), "--engine", "python")
+    assert code == 0, err
+    assert "q1, q2" in out.split("per-burst decisions (hamlet, of the Python executor")[1]
+    assert "Python executor: 1 bursts, 1 shared" in out
 
 
 def test_run_defaults_to_hamlet_and_reports_sharing(worked: tuple[Path, Path]) -> None:

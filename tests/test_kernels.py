@@ -292,6 +292,29 @@ def test_the_kernel_shares_a_burst_among_queries_whose_predicates_differ(strateg
     assert q1[0] == 2**13 - 1
 
 
+def test_the_kernel_logs_its_decision_per_burst() -> None:
+    """log=True keeps the kernel's per-burst decisions (what explain prints): one per
+    burst, each with its coefficient class, first event and the two costs of Eq. 7
+    in the kernel's units; a burst is shared exactly when sharing costs less."""
+    records: list[dict[str, object]] = [{"type": "A", "time": 0}, {"type": "D", "time": 1}]
+    records += [{"type": "B", "time": 2 + i, "x": i % 3} for i in range(12)]
+    records.append({"type": "E", "time": 30})  # (the latest time is a chunk of its own)
+    stats: dict[str, Any] = {}
+    _run(REVIEW, records, "hamlet", stats=stats, log=True)
+    kernel = stats["kernel"]
+    decisions = kernel["decisions"]
+    assert len(decisions) == kernel["bursts"] > 0
+    assert sum(d["shared"] for d in decisions) == kernel["shared_bursts"] > 0
+    assert all(d["shared"] == (d["shared_cost"] < d["replay_cost"]) for d in decisions)
+    assert {tuple(d["members"]) for d in decisions} == {("q1",), ("q2", "q4"), ("q3",)}
+    # q1 binds the Bs with x = 2 only: at 4, 7 (pane 0-10), 10, 13 (pane 10-20)
+    q1 = [(d["time"], d["events"]) for d in decisions if d["members"] == ["q1"]]
+    assert q1 == [(4, 2), (10, 2)]
+    stats = {}
+    _run(REVIEW, records, "hamlet", stats=stats)
+    assert "decisions" not in stats["kernel"]
+
+
 def test_lanes_grow_across_small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kexec, "CHUNK", 7)
     text, records, count, total = _exact_case(400)

@@ -406,7 +406,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """HAMLET's sharable sets and merged template, the sharing plan that ``run`` executes
-    with this strategy and engine; with events, the Python HAMLET's decision per burst."""
+    with this strategy and engine; with events, each executor's decision per burst."""
     from trendagg.optimizer.candidates import analyze
     from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.compile import compile_workload
@@ -425,17 +425,59 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     read = _read_events(args, plans)
     stats: dict[str, Any] = {}
     started = time.perf_counter()
-    rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True)
+    rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True, compiled=compiled)
     seconds = time.perf_counter() - started
-    hstats = stats["hamlet"]
+    if "kernel" in stats:
+        _print_kernel_decisions(stats["kernel"], args.strategy, args.bursts, out)
+    if "hamlet" in stats:
+        _print_python_decisions(stats["hamlet"], args.strategy, args.bursts, out)
     print(
-        f"\nper-burst decisions ({args.strategy}, of the Python engine, which logs them; "
-        f"first {args.bursts}):",
+        _summary(read, len(plans), stats, len(rows), seconds, args.strategy, args.events, None),
+        file=err,
+    )
+    return 0
+
+
+def _print_kernel_decisions(kernel: dict[str, Any], strategy: str, first: int, out: TextIO) -> None:
+    """The compiled executor's per-burst decisions: HAMLET's Eq. 7 in the kernel's units."""
+    decisions = kernel["decisions"]
+    print(
+        f"\nper-burst decisions ({strategy}, of the compiled executor; first {first}; costs in "
+        f"the kernel's units, shared when sharing costs less):",
         file=out,
     )
-    width = max([4] + [len(d["type"]) for d in hstats.decisions[: args.bursts]])
+    shown = decisions[:first]
+    width = max([4] + [len(d["type"]) for d in shown])
+    print(
+        f"  {'time':>10}  partition  {'type':<{width}}  events  share cost  replay cost  "
+        f"decision  coefficient class",
+        file=out,
+    )
+    for d in shown:
+        key = ",".join(map(str, d["partition"])) or "-"
+        print(
+            f"  {d['time']:>10}  {key:>9}  {d['type']:<{width}}  {d['events']:>6}  "
+            f"{d['shared_cost']:>10}  {d['replay_cost']:>11}  "
+            f"{'shared' if d['shared'] else 'replayed':<8}  {', '.join(d['members'])}",
+            file=out,
+        )
+    if kernel["bursts"] > len(shown):
+        print(f"  ... {kernel['bursts'] - len(shown):,} more bursts", file=out)
+    print(
+        f"\ncompiled executor: {kernel['bursts']:,} bursts, {kernel['shared_bursts']:,} shared",
+        file=out,
+    )
+
+
+def _print_python_decisions(hstats: Any, strategy: str, first: int, out: TextIO) -> None:
+    """The Python HAMLET's per-burst decisions (Eq. 7, with its event-level snapshots)."""
+    print(
+        f"\nper-burst decisions ({strategy}, of the Python executor; first {first}):",
+        file=out,
+    )
+    width = max([4] + [len(d["type"]) for d in hstats.decisions[:first]])
     print(f"  partition  {'type':<{width}}  events      n  snapshots  benefit  shared by", file=out)
-    for d in hstats.decisions[: args.bursts]:
+    for d in hstats.decisions[:first]:
         key = ",".join(map(str, d["partition"])) or "-"
         shared = ", ".join(d["shared"]) or "(not shared)"
         print(
@@ -443,14 +485,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{d['benefit']:>7}  {shared}",
             file=out,
         )
-    if len(hstats.decisions) > args.bursts:
-        print(f"  ... {len(hstats.decisions) - args.bursts:,} more bursts", file=out)
-    print(f"\ncounters: {hstats.summary()}", file=out)
-    print(
-        _summary(read, len(plans), stats, len(rows), seconds, args.strategy, args.events, None),
-        file=err,
-    )
-    return 0
+    if len(hstats.decisions) > first:
+        print(f"  ... {len(hstats.decisions) - first:,} more bursts", file=out)
+    print(f"\nPython executor: {hstats.summary()}", file=out)
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from trendagg.io.columnar import ColumnarBatch
 
 DEFAULT_STRATEGY = "hamlet"
+LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps with log=True
 
 Batch = list[tuple[str, Mapping[str, object]]]
 
@@ -109,9 +110,9 @@ class Runner:
         self.compiled: Any = None
         self._trend_limit = trend_limit
         self._log = log
-        # what runs where and what is shared; log=True keeps the Python HAMLET's
-        # per-burst decisions, so it runs every query in Python
-        self._compiled = compiled and not log
+        # what runs where and what is shared; log=True keeps each executor's
+        # per-burst decisions (the kernel's first LOGGED_DECISIONS)
+        self._compiled = compiled
         self.sharing = sharing_plan(plans, strategy, compiled=self._compiled)
         # the kernel takes its queries once the first events show the attribute kinds
         # (a summed column that mixes integers and decimals moves its query to Python)
@@ -261,7 +262,9 @@ class Runner:
         if fast:
             from trendagg.kernels.executor import CompiledExecutor
 
-            self.compiled = CompiledExecutor(fast, self.sharing)
+            self.compiled = CompiledExecutor(
+                fast, self.sharing, log=LOGGED_DECISIONS if self._log else 0
+            )
         self.executor = _python_executor(self.plans, self.sharing, self._trend_limit, self._log)
 
     def _ensure(self) -> None:
@@ -300,8 +303,8 @@ def run_events(
 
     ``progress`` is called with the number of events done since its last call;
     ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
-    ``kernel``, the sharing counters); ``log`` keeps HAMLET's per-burst decisions in
-    them (on the Python engine). ``compiled=False`` runs every query on the Python
+    ``kernel``, the sharing counters); ``log`` keeps each executor's per-burst
+    decisions in them (``hamlet.decisions``, ``kernel["decisions"]``). ``compiled=False`` runs every query on the Python
     engine; by default the queries the kernel supports run compiled.
     """
     from trendagg.io.columnar import ColumnarBatch

@@ -319,17 +319,25 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
         nk = ev.khi[sp, first] - max(ev.klo[sp, first], st.closed[sp])
         k_total += max(nk, 0)
         a_total += max(nk, 0) * (prog.q_A[q] + 1)
-    shared = st.mode[0] == 2
-    if st.mode[0] == 1:
-        # HAMLET Def. 4.2 in this kernel's units, with the parameters of
-        # trendagg.optimizer.cost: replaying costs every query's registers per event
-        # and window; sharing costs the coefficient updates per event, and applying
-        # them per register, query and window
-        nonshared = n * a_total * L
-        shared_cost = (
-            n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
-        )
-        shared = shared_cost < nonshared
+    # HAMLET Def. 4.2 in this kernel's units, with the parameters of
+    # trendagg.optimizer.cost: replaying costs every query's registers per event
+    # and window; sharing costs the coefficient updates per event, and applying
+    # them per register, query and window
+    nonshared = n * a_total * L
+    shared_cost = (
+        n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
+    )
+    shared = shared_cost < nonshared if st.mode[0] == 1 else st.mode[0] == 2
+    d = st.stats[3]
+    if d < st.dlog.shape[0]:  # the decision log (explain): set, partition, first event, ...
+        st.dlog[d, 0] = b
+        st.dlog[d, 1] = inst
+        st.dlog[d, 2] = first
+        st.dlog[d, 3] = n
+        st.dlog[d, 4] = shared_cost
+        st.dlog[d, 5] = nonshared
+        st.dlog[d, 6] = 1 if shared else 0
+        st.stats[3] = d + 1
     st.stats[0] += 1
     if shared:
         st.stats[1] += 1

@@ -39,7 +39,7 @@ _EXACT_FLOAT_INT = 2**53
 State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
-    "closed mode stats",
+    "closed mode stats dlog",
 )
 Events = namedtuple("Events", "types tg klo khi pane pid filt wres aval bnext")
 Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext")
@@ -107,9 +107,12 @@ def _key_values(col: Column, index: np.ndarray) -> list[object]:
 class CompiledExecutor:
     """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
 
-    def __init__(self, plans: list[QueryPlan], sharing: SharingPlan):
-        """The queries ``plans`` (those ``sharing`` routes here), shared as it says."""
+    def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, log: int = 0):
+        """The queries ``plans`` (those ``sharing`` routes here), shared as it says;
+        ``log``: keep the first ``log`` per-burst decisions in :attr:`decisions`."""
         self.plans = plans
+        self._log_limit = log
+        self.decisions: list[dict[str, Any]] = []
         self.mode = MODES[sharing.strategy]
         self.low: Lowered = lower(plans, sharing)
         self._retained: list[ColumnarBatch] = []
@@ -173,6 +176,7 @@ class CompiledExecutor:
             closed=closed.copy(),
             mode=np.array([self.mode], dtype=np.int64),
             stats=np.zeros(4, dtype=np.int64),
+            dlog=np.zeros((self._log_limit, 7), dtype=np.int64),
         )
         self._burst_template = self._burst_row()
 
@@ -357,6 +361,8 @@ class CompiledExecutor:
         kernel["shared_bursts"] += int(st.stats[1]) + self._shared
         kernel["lanes"] = self.lanes
         kernel["rebuilds"] = self.rebuilds
+        if self._log_limit:
+            kernel["decisions"] = self.decisions
         stats["partitions"] = stats.get("partitions", 0) + len(self._inst)
 
     # ------------------------------------------------------------------ running
@@ -443,14 +449,42 @@ class CompiledExecutor:
         sc = self._scratch(ev)
         out = self._out(ev)
         self._refresh_groups()
+        # a replay decides its bursts again: the log keeps the first decisions
+        self.st.stats[3] = self._log_limit if replay else 0
         status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.lim)
         self._need = max(self._need, int(self.st.stats[2]))
         if status:
             if replay:
                 raise ExecutionError("internal: a replay overflowed the lanes chosen for it")
             raise _Rebuild()
+        if not replay:
+            self._keep_decisions(batch)
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
         return self._rows(out)
+
+    def _keep_decisions(self, batch: ColumnarBatch | None) -> None:
+        """The kernel's logged burst decisions of this chunk, as ``explain`` prints them."""
+        logged = int(self.st.stats[3])
+        room = self._log_limit - len(self.decisions)
+        prog, names = self.low.program, [p.name for p in self.plans]
+        for b, inst, first, n, shared_cost, replay_cost, shared in self.st.dlog[
+            : min(logged, room)
+        ].tolist():
+            entry = self._inst_key[inst]
+            assert entry is not None and batch is not None
+            members = prog.set_q[prog.set_q_ptr[b] : prog.set_q_ptr[b + 1]].tolist()
+            self.decisions.append(
+                {
+                    "type": self.low.set_types[b],
+                    "partition": entry[1],
+                    "time": batch.times[first].item(),
+                    "events": n,
+                    "shared_cost": shared_cost,
+                    "replay_cost": replay_cost,
+                    "members": [names[q] for q in members],
+                    "shared": bool(shared),
+                }
+            )
 
     def _chunk_need(self, ev: Events) -> int:
         """The largest need (see :mod:`._rns`) of a window counting this chunk's events only."""
