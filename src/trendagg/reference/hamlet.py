@@ -45,8 +45,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact
-from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
 from trendagg.optimizer.candidates import Component, SharableSet
 from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
@@ -54,6 +52,16 @@ from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import add_registers
 from trendagg.plan.windows import WindowSpec
+from trendagg.reference.greta import (
+    NO_ATTRIBUTES,
+    Graph,
+    GretaExecutor,
+    Partition,
+    QueryRuntime,
+    Total,
+    Transition,
+)
+from trendagg.reference.registers import Registers, exact
 
 Vec = list[Any]
 Entry = list[Any]  # [c, v, w_1..w_A, pmin_1..pmin_B, pmax_1..pmax_C]
@@ -234,7 +242,7 @@ class _ComponentRuntime:
         self.stats = stats
         self.log = log
         self.queries = list(comp.queries)
-        self.rts = {q: _QueryRuntime(plans[q]) for q in self.queries}
+        self.rts = {q: QueryRuntime(plans[q]) for q in self.queries}
         self.names = comp.partition_names
         # each query's key lists its partition attributes in its own order
         self.key_order = {
@@ -290,12 +298,12 @@ class _ComponentRuntime:
 
     # -- partitions of each query ---------------------------------------------------
 
-    def _part(self, q: int, key: tuple[object, ...]) -> _Partition:
+    def _part(self, q: int, key: tuple[object, ...]) -> Partition:
         rt = self.rts[q]
         qkey = tuple(key[i] for i in self.key_order[q])
         part = rt.partitions.get(qkey)
         if part is None:
-            part = rt.partitions[qkey] = _Partition(rt, qkey)
+            part = rt.partitions[qkey] = Partition(rt, qkey)
             rt.created += 1
         return part
 
@@ -445,7 +453,7 @@ class _ComponentRuntime:
         for i, (t, attrs) in enumerate(events):
             if not info.accepts(attrs):
                 flags.append(0)
-            elif guards and not all(gd(_EMPTY, attrs) for gd in guards):
+            elif guards and not all(gd(NO_ATTRIBUTES, attrs) for gd in guards):
                 flags.append(1)
             elif any(not all(p(xattrs, attrs) for p in preds) for preds, xattrs in earlier) or (
                 loop is not None
@@ -549,7 +557,7 @@ class _ComponentRuntime:
                 if tr.preds:  # every predecessor, as for an event whose pairs all pass
                     _full_sum(g, tr, ks, preds)
                 else:
-                    g._collect(tr, ks, _EMPTY, preds)
+                    g.collect(tr, ks, NO_ATTRIBUTES, preds)
             is_start = var == g.template.start
             table: dict[int, Vec] = {}
             st: dict[int, int] = {}
@@ -654,7 +662,7 @@ class _ComponentRuntime:
                 if view.var == g.template.end:
                     ends.append((k, list(delta)))
             if ends:
-                part._add_results(t1, ends)
+                part.add_results(t1, ends)
             if state.vertices is not None:  # E is scanned by an edge predicate of this query
                 for (t, attrs), em in zip(events, event_maps, strict=True):
                     if em is None:
@@ -670,7 +678,7 @@ class _ComponentRuntime:
 
     def _exact_preds(
         self,
-        part: _Partition,
+        part: Partition,
         view: _View,
         attrs: Mapping[str, object],
         t: Any,
@@ -687,7 +695,7 @@ class _ComponentRuntime:
         preds: dict[int, Vec] = {}
         loop = None
         for tr in g.incoming[view.var]:
-            g._collect(tr, ks, attrs, preds)  # the state before the burst
+            g.collect(tr, ks, attrs, preds)  # the state before the burst
             if tr.src == view.var:
                 loop = tr
         if loop is None:
@@ -734,7 +742,7 @@ class _ComponentRuntime:
         return acc
 
 
-def _full_sum(g: Any, tr: Any, ks: range, preds: dict[int, Vec]) -> None:
+def _full_sum(g: Graph, tr: Transition, ks: range, preds: dict[int, Vec]) -> None:
     """Registers of every live source vertex of a scanned transition, predicate aside."""
     vertices = g.states[tr.src].vertices or ()
     for xt, _attrs, xaggs in vertices:
@@ -764,7 +772,7 @@ class HamletExecutor(GretaExecutor):
             _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in sharing.components
         ]
         shared = {q for c in sharing.components for q in c.queries}
-        self.singles = [_QueryRuntime(plans[q]) for q in sharing.on("python") if q not in shared]
+        self.singles = [QueryRuntime(plans[q]) for q in sharing.on("python") if q not in shared]
         self.runtimes = [*self.components, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
