@@ -512,13 +512,45 @@ def _spark_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per ``cmd_*`` function, its options added by the
+    ``_*_options`` function of the same name."""
     parser = argparse.ArgumentParser(
         prog="trendagg",
         description="Online aggregation of event trends matched by Kleene patterns.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _run_options(sub.add_parser("run", help="run a workload of queries over an event file"))
+    _stream_options(
+        sub.add_parser(
+            "stream",
+            help="run a workload over a stream (Spark Structured Streaming), writing each "
+            "window's rows once the watermark passes its end",
+        )
+    )
+    _check_options(
+        sub.add_parser("check", help="validate queries and print their compiled templates")
+    )
+    _explain_options(
+        sub.add_parser(
+            "explain",
+            help="show sharable sets and merged templates; with events, per-burst sharing "
+            "decisions",
+        )
+    )
+    _generate_options(
+        sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
+    )
+    _demo_options(
+        sub.add_parser(
+            "demo",
+            help="the main job: the bundled flights workload on Spark over nycflights13, "
+            "as tables and a plot",
+        )
+    )
+    return parser
 
-    run = sub.add_parser("run", help="run a workload of queries over an event file")
+
+def _run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("queries", help="file of queries (see SEMANTICS.md for the language)")
     run.add_argument(
         "events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those"
@@ -573,11 +605,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=cmd_run)
 
-    stream = sub.add_parser(
-        "stream",
-        help="run a workload over a stream (Spark Structured Streaming), writing each "
-        "window's rows once the watermark passes its end",
-    )
+
+def _stream_options(stream: argparse.ArgumentParser) -> None:
     stream.add_argument("queries", help="file of queries")
     stream.add_argument(
         "source",
@@ -615,6 +644,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--trigger", default=None, help="micro-batch interval, e.g. '10 seconds' (default: asap)"
     )
     stream.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    _stream_source_options(stream)
+    stream.add_argument(
+        "--strategy",
+        choices=tuple(s for s in STRATEGIES if s != "twostep"),
+        default=DEFAULT_STRATEGY,
+        help=f"default: {DEFAULT_STRATEGY}",
+    )
+    stream.add_argument("--type-col", default="type")
+    stream.add_argument("--time-col", default="time")
+    stream.add_argument("--event-type", default=None, metavar="NAME")
+    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _spark_options(stream)
+    stream.set_defaults(func=cmd_stream)
+
+
+def _stream_source_options(stream: argparse.ArgumentParser) -> None:
+    """How ``stream`` reads its source: the files' format and columns, the pace."""
     stream.add_argument(
         "--source-format",
         choices=("csv", "json", "parquet"),
@@ -631,27 +677,14 @@ def build_parser() -> argparse.ArgumentParser:
     stream.add_argument(
         "--rows-per-second", type=_positive_int, default=1000, help="for rate:// (default 1000)"
     )
-    stream.add_argument(
-        "--strategy",
-        choices=tuple(s for s in STRATEGIES if s != "twostep"),
-        default=DEFAULT_STRATEGY,
-        help=f"default: {DEFAULT_STRATEGY}",
-    )
-    stream.add_argument("--type-col", default="type")
-    stream.add_argument("--time-col", default="time")
-    stream.add_argument("--event-type", default=None, metavar="NAME")
-    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    _spark_options(stream)
-    stream.set_defaults(func=cmd_stream)
 
-    check = sub.add_parser("check", help="validate queries and print their compiled templates")
+
+def _check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("queries")
     check.set_defaults(func=cmd_check)
 
-    explain = sub.add_parser(
-        "explain",
-        help="show sharable sets and merged templates; with events, per-burst sharing decisions",
-    )
+
+def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("queries")
     explain.add_argument("events", nargs="?", default=None)
     explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
@@ -671,7 +704,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.set_defaults(func=cmd_explain)
 
-    gen = sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
+
+def _generate_options(gen: argparse.ArgumentParser) -> None:
     gen.add_argument("kind", choices=("rideshare",))
     gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
     gen.add_argument("--seed", type=int, default=7)
@@ -684,11 +718,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.set_defaults(func=cmd_generate)
 
-    demo = sub.add_parser(
-        "demo",
-        help="the main job: the bundled flights workload on Spark over nycflights13, "
-        "as tables and a plot",
-    )
+
+def _demo_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--dataset",
         choices=("flights", "rideshare"),
@@ -709,7 +740,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to draw the trends per window (default trendagg-demo.png; '' for none)",
     )
     demo.set_defaults(func=cmd_demo)
-    return parser
 
 
 def main(
