@@ -186,7 +186,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
     else:
-        # the local engine reads arrays for the kernels; twostep and python, Python objects
+        # the local engine reads arrays for the kernels; twostep and the reference engines
+        # (--engine reference, or python), Python objects
         read = _read_events(args, plans, args.engine == "local" and args.strategy != "twostep")
         bar, tick = _progress(len(read.events), not args.quiet)
         with bar:
@@ -197,7 +198,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 trend_limit=args.trend_limit,
                 progress=tick,
                 stats=stats,
-                compiled=args.engine != "python",
+                compiled=args.engine == "local",
             )
     names = getattr(read, "names", None) if args.engine == "spark" else read.events.columns
     warnings = decimal_warnings(args.events, attributes_read(plans))
@@ -414,8 +415,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     print(analyze(plans).describe(plans), file=out)
-    compiled = args.engine != "python"
-    engine = "trendagg run" + ("" if compiled else " --engine python")
+    compiled = args.engine == "local"
+    engine = "trendagg run" + ("" if compiled else f" --engine {args.engine}")
     print(f"\n{engine} executes:", file=out)
     print(sharing_plan(plans, args.strategy, compiled=compiled).describe(), file=out)
     if args.events is None:
@@ -557,12 +558,13 @@ def _run_options(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--engine",
-        choices=("spark", "local", "python"),
+        choices=("spark", "local", "reference", "python"),
         default="spark",
         help="spark: a Spark job, embedded local[*] unless --master (default); "
         "local: the engine in this process, without Spark (compiled kernels where they "
-        "apply); python: the same without the compiled kernels (slower, any mix of "
-        "integer and decimal values per attribute)",
+        "apply); reference: every query on the Python reference engines, without the "
+        "compiled kernels (slower, any mix of integer and decimal values per attribute); "
+        "python: an alias of reference",
     )
     _spark_options(run)
     run.add_argument(
@@ -690,10 +692,10 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
     explain.add_argument(
         "--engine",
-        choices=("local", "python"),
+        choices=("local", "reference", "python"),
         default="local",
-        help="the plan of the compiled engine (local, and Spark, which runs it) or of the "
-        "Python engine (default local)",
+        help="local: the plan of the compiled engine (Spark runs it too; the default); "
+        "reference: the plan of the Python reference engines; python: an alias of reference",
     )
     explain.add_argument("--type-col", default="type")
     explain.add_argument("--time-col", default="time")

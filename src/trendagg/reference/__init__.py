@@ -8,6 +8,6 @@ predicates, ``registers`` how an event extends the aggregate registers.
 
 The compiled kernel (:mod:`trendagg.kernels`) is the engine; the
 :class:`~trendagg.engine.Runner` routes here what the kernel cannot run yet,
-and ``compiled=False`` (``trendagg run --engine python``) routes every query
+and ``compiled=False`` (``trendagg run --engine reference``) routes every query
 here. They run the same :class:`~trendagg.optimizer.plan.SharingPlan`.
 """
