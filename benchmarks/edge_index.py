@@ -8,7 +8,7 @@ per window and the trend counts are exact ints far beyond 64 bits)::
     WHERE S.price * 1.05 < NEXT(S).price WITHIN 1 day
 
 timed with the engine's key index (O(log n) per event, see
-``trendagg.engine.key_index``) and with the scan of every predecessor
+``trendagg.reference.key_index``) and with the scan of every predecessor
 (``GretaExecutor(plans, edge_index=False)``, O(n) per event), both in this run,
 on the same events in memory (reading excluded). Each figure is the median of
 ``--repeats`` runs; the scan is skipped at a size where its predicted time
@@ -54,7 +54,7 @@ def stock(n: int, seed: int = 7) -> Any:
 
 def run(plans: Any, events: Any, indexed: bool) -> tuple[float, list[Any]]:
     """Engine seconds and rows of one run of GRETA over events in memory."""
-    from trendagg.engine.greta import GretaExecutor, time_batches
+    from trendagg.reference.greta import GretaExecutor, time_batches
 
     gc.collect()
     started = time.perf_counter()

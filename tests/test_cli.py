@@ -231,7 +231,7 @@ def test_run_defaults_to_hamlet_and_reports_sharing(worked: tuple[Path, Path]) -
     assert "strategy hamlet" in err and "Sharing:" in err
 
 
-def test_engine_python_equals_the_local_engine(tmp_path: Path) -> None:
+def test_engine_reference_equals_the_local_engine(tmp_path: Path) -> None:
     # B.v is an integer in one event and a decimal in another (trends: 5, 2.5, 7.5)
     queries = tmp_path / "q.tq"
     queries.write_text("q: RETURN SUM(B.v), MAX(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;\n")
@@ -239,15 +239,88 @@ def test_engine_python_equals_the_local_engine(tmp_path: Path) -> None:
     events.write_text("type,time,v\nA,1,\nB,2,5\nB,3,2.5\n")
     code, local, err = cli("run", str(queries), str(events), "--engine", "local")
     assert code == 0, err
-    code, python, err = cli("run", str(queries), str(events), "--engine", "python")
+    code, reference, err = cli("run", str(queries), str(events), "--engine", "reference")
     assert code == 0, err
-    assert python == local
-    assert json.loads(python.splitlines()[0])["values"] == {"SUM(B.v)": 15.0, "MAX(B.v)": 5}
+    assert reference == local
+    assert json.loads(reference.splitlines()[0])["values"] == {"SUM(B.v)": 15.0, "MAX(B.v)": 5}
 
 
-def test_local_engine_reads_arrays_and_equals_the_python_engine(tmp_path: Path) -> None:
+# queries the compiled kernel runs whole: no NOT, no NEXT predicate, no qualified partition
+KERNEL_WORKLOAD = (
+    "trips: RETURN district, COUNT(*) AS trends, COUNT(T) AS legs, SUM(T.duration), AVG(T.speed) "
+    "PATTERN SEQ(Request R, Travel T+, Dropoff D) WHERE [driver, rider] GROUP-BY district "
+    "WITHIN 10 min SLIDE 5 min;\n"
+    "fast: RETURN COUNT(*), MIN(T.speed), MAX(T.speed) PATTERN SEQ(Pickup P, Travel T+) "
+    "WHERE [driver] AND T.speed > 20 WITHIN 10 min SLIDE 5 min;\n"
+    "legs: RETURN COUNT(*), SUM(T.duration) PATTERN SEQ(Request R, Travel T+) "
+    "WHERE [driver] WITHIN 10 min;\n"
+)
+
+
+@pytest.fixture
+def kernel_workload(tmp_path: Path) -> tuple[Path, Path]:
+    from trendagg.generate import rideshare, write_stream
+
+    events = tmp_path / "rides.csv"
+    write_stream(rideshare(3000, drivers=20, events_per_minute=600, seed=5), str(events))
+    queries = tmp_path / "q.tq"
+    queries.write_text(KERNEL_WORKLOAD)
+    return queries, events
+
+
+@pytest.mark.parametrize("strategy", ["hamlet", "greta"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_engine_reference_prints_the_bytes_of_the_local_engine(
+    kernel_workload: tuple[Path, Path], tmp_path: Path, strategy: str, fmt: str
+) -> None:
+    """--engine local runs this workload on the compiled kernel, --engine reference (and its
+    alias python) on the Python reference engines: the same bytes on stdout and in -o."""
+    queries, events = kernel_workload
+    printed, written, errs = {}, {}, {}
+    for engine in ("local", "reference", "python"):
+        output = tmp_path / f"{engine}.{fmt}"
+        args = ["--strategy", strategy, "--format", fmt, "--engine", engine]
+        code, out, err = cli("run", str(queries), str(events), *args)
+        assert code == 0, err
+        printed[engine] = out
+        code, _, err = cli("run", str(queries), str(events), *args, "-o", str(output))
+        assert code == 0, err
+        written[engine] = output.read_bytes()
+        errs[engine] = err
+    assert printed["reference"] == printed["local"] == printed["python"]
+    assert written["reference"] == written["local"] == written["python"]
+    assert written["local"].decode() == printed["local"]
+    assert len(printed["local"].splitlines()) > 3
+    if strategy == "hamlet":  # HAMLET's counters come from the Python executor only
+        assert "Sharing:" not in errs["local"]
+        assert "Sharing:" in errs["reference"] and "Sharing:" in errs["python"]
+
+
+def test_explain_engine_reference_runs_every_query_on_the_python_executor(
+    kernel_workload: tuple[Path, Path],
+) -> None:
+    queries, _ = kernel_workload
+    plans = {}
+    for engine in ("local", "reference", "python"):
+        code, out, err = cli("explain", str(queries), "--engine", engine)
+        assert code == 0, err
+        plans[engine] = out
+    for q in ("trips", "fast", "legs"):
+        lines = {
+            engine: [x for x in out.splitlines() if x.startswith(f"  {q}: ")]
+            for engine, out in plans.items()
+        }
+        assert lines["local"] == [f"  {q}: compiled executor"]
+        assert lines["reference"] == [f"  {q}: python executor (the Python engine was asked for)"]
+    assert "compiled" not in plans["reference"].split(" executes:")[1]
+    assert "trendagg run --engine reference executes:" in plans["reference"]
+    # python is an alias of reference: the same plan, under the name it was asked by
+    assert plans["python"] == plans["reference"].replace("--engine reference", "--engine python")
+
+
+def test_local_engine_reads_arrays_and_equals_the_reference_engine(tmp_path: Path) -> None:
     # the local engine reads CSV into arrays (read_columnar) and runs the kernels;
-    # --engine python reads Python objects: same rows, same rejected rows
+    # --engine reference reads Python objects: same rows, same rejected rows
     from trendagg.generate import rideshare, write_stream
 
     events = tmp_path / "rides.csv"
@@ -262,10 +335,10 @@ def test_local_engine_reads_arrays_and_equals_the_python_engine(tmp_path: Path) 
         "WHERE [driver] AND T.speed > 20 WITHIN 10 min SLIDE 5 min;\n"
     )
     results = {}
-    for engine in ("local", "python"):
+    for engine in ("local", "reference"):
         code, out, err = cli("run", str(queries), str(events), "--engine", engine)
         assert code == 0, err
         assert "1 row rejected" in err and "read 3,001 events (1 rejected)" in err
         results[engine] = out
-    assert results["local"] == results["python"]
+    assert results["local"] == results["reference"]
     assert len(results["local"].splitlines()) == 4  # 2 queries x 2 windows

@@ -1,6 +1,6 @@
 """O(log n) edge predicates: the ordered key index equals testing every pair.
 
-* The index (:class:`~trendagg.engine.key_index.KeyIndex` under an
+* The index (:class:`~trendagg.reference.key_index.KeyIndex` under an
   :class:`~trendagg.plan.edge_index.EdgeIndex`) returns, for every query and
   operator, the combined registers of exactly the vertices for which the
   compiled predicate closure holds: mixed int/float/string keys, NaN,
@@ -24,10 +24,6 @@ from hypothesis import strategies as st
 
 from helpers import canon, run_queries
 from trendagg.engine import run_strategy
-from trendagg.engine.aggregates import Registers
-from trendagg.engine.greta import GretaExecutor, time_batches
-from trendagg.engine.hamlet import HamletExecutor
-from trendagg.engine.key_index import KeyIndex
 from trendagg.io import EventBatch
 from trendagg.language import ast, parse
 from trendagg.optimizer.plan import sharing_plan
@@ -35,6 +31,10 @@ from trendagg.plan.compile import QueryPlan, compile_query, compile_workload
 from trendagg.plan.edge_index import FLIP, UNDEFINED, edge_index
 from trendagg.plan.layout import AggLayout
 from trendagg.plan.predicates import compile_bool
+from trendagg.reference.greta import GretaExecutor, time_batches
+from trendagg.reference.hamlet import HamletExecutor
+from trendagg.reference.key_index import KeyIndex
+from trendagg.reference.registers import Registers
 
 OPS = ["=", "!=", "<", "<=", ">", ">="]
 

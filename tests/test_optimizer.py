@@ -29,7 +29,7 @@ CASES = sorted(GOLDEN.glob("*.tq"))
 REGEN = os.environ.get("TRENDAGG_REGEN_GOLDEN") == "1"
 
 
-@pytest.mark.parametrize("engine", ["local", "python"])
+@pytest.mark.parametrize("engine", ["local", "reference"])
 @pytest.mark.parametrize("case", CASES, ids=[case.stem for case in CASES])
 def test_explain_golden(case: Path, engine: str) -> None:
     out, err = io.StringIO(), io.StringIO()

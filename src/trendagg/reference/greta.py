@@ -12,7 +12,7 @@ each state keeps running totals per window, so an event costs O(1) per
 incoming transition and window. Where its one edge predicate reads
 ``key(x) op query(y)`` (:mod:`trendagg.plan.edge_index`) and no NOT lies on
 it, the source vertices of each window are kept ordered by key with subtree
-totals (:class:`~trendagg.engine.key_index.KeyIndex`): an event costs
+totals (:class:`~trendagg.reference.key_index.KeyIndex`): an event costs
 O(log n) per window instead of a scan of every predecessor (``edge_index=False``
 turns the scan back on, for comparison). Events of equal time are processed as one
 batch (they are never adjacent): all are computed from the state before
@@ -27,6 +27,11 @@ match (start, end) then
   * trailing: invalidates, in that window, trends ending before its start;
   * leading: stops events after its end from starting trends in that window.
 Events are purged once every window they fall into has closed.
+
+HAMLET (:mod:`trendagg.reference.hamlet`) runs each query's graphs through
+this module's public pieces (:class:`QueryRuntime`, :class:`Partition`,
+:class:`Graph` with its :class:`State` and :class:`Transition` objects,
+:class:`Total`) and updates them itself where it shares a burst.
 """
 
 from __future__ import annotations
@@ -36,8 +41,6 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendagg.engine.aggregates import Registers
-from trendagg.engine.key_index import KeyIndex
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
@@ -45,9 +48,14 @@ from trendagg.plan.edge_index import UNDEFINED, EdgeIndex
 from trendagg.plan.layout import result_row
 from trendagg.plan.template import Template
 from trendagg.plan.windows import WindowSpec
+from trendagg.reference.key_index import KeyIndex
+from trendagg.reference.registers import Registers
 
 Vec = list[Any]
-_EMPTY: Mapping[str, object] = {}
+#: The attributes of no event: the first argument of a guard (an edge predicate from any
+#: predecessor, ``* -> T``, which reads only the new event), and the event HAMLET collects
+#: a burst's predecessors for when no pairwise predicate applies.
+NO_ATTRIBUTES: Mapping[str, object] = {}
 
 
 class _MaxStart:
@@ -159,7 +167,15 @@ class Total:
         return out
 
 
-class _Transition:
+class Transition:
+    """A template transition ``src -> dst`` in one graph, with what answers it.
+
+    ``preds`` are its edge predicates (scanned pair by pair, or answered from
+    ``indexes``, one :class:`KeyIndex` per window, when ``index`` is set);
+    ``negation`` is the index of the NOT that lies on it, whose matches move
+    ``frontier`` (source vertices older than it are no predecessors) and prune
+    ``totals``, the per-window totals of a negated transition without a scan."""
+
     __slots__ = ("src", "dst", "negation", "preds", "frontier", "totals", "index", "indexes")
 
     def __init__(
@@ -182,7 +198,11 @@ class _Transition:
         self.indexes: dict[int, KeyIndex] = {}
 
 
-class _State:
+class State:
+    """The vertices of one template state in one graph: per-window ``totals`` (when an
+    outgoing transition reads them whole), every vertex (when one scans or indexes
+    them), and the outgoing transitions that keep totals or indexes of their own."""
+
     __slots__ = ("totals", "vertices", "negated_out", "indexed_out")
 
     def __init__(self, plain: bool, scanned: bool):
@@ -192,35 +212,35 @@ class _State:
         self.vertices: deque[tuple[Any, Mapping[str, object], dict[int, Vec]]] | None = (
             deque() if scanned else None
         )
-        self.negated_out: list[_Transition] = []
-        self.indexed_out: list[_Transition] = []
+        self.negated_out: list[Transition] = []
+        self.indexed_out: list[Transition] = []
 
 
-class _Graph:
+class Graph:
     """One GRETA graph: a template instantiated for one partition."""
 
-    def __init__(self, plan: QueryPlan, template: Template, alg: Any, partition: _Partition):
+    def __init__(self, plan: QueryPlan, template: Template, alg: Any, partition: Partition):
         self.template = template
         self.alg = alg
         self.partition = partition
         self.window = plan.window
         self.guards = {v: plan.guards[v] for v in template.states if v in plan.guards}
-        self.incoming: dict[str, list[_Transition]] = {v: [] for v in template.states}
-        self.transitions: list[_Transition] = []
+        self.incoming: dict[str, list[Transition]] = {v: [] for v in template.states}
+        self.transitions: list[Transition] = []
         plain_src: set[str] = set()
         scanned_src: set[str] = set()
         indexed = partition.runtime.edge_index
         for t in template.transitions:
             pair = (t.src, t.dst)
             index = plan.edge_indexes.get(pair) if indexed else None
-            tr = _Transition(t.src, t.dst, t.negation, plan.edges.get(pair, ()), index)
+            tr = Transition(t.src, t.dst, t.negation, plan.edges.get(pair, ()), index)
             self.transitions.append(tr)
             self.incoming[t.dst].append(tr)
             if tr.preds:
                 scanned_src.add(t.src)
             elif t.negation is None:
                 plain_src.add(t.src)
-        self.states = {v: _State(v in plain_src, v in scanned_src) for v in template.states}
+        self.states = {v: State(v in plain_src, v in scanned_src) for v in template.states}
         for tr in self.transitions:
             if tr.totals is not None:
                 self.states[tr.src].negated_out.append(tr)
@@ -228,9 +248,9 @@ class _Graph:
                 self.states[tr.src].indexed_out.append(tr)
         self.blocked: dict[int, Any] = {}  # leading negation: window -> end time of a match
         # a negative sub-pattern's graph signals its matches to (parent, index of its NOT)
-        self.parent: tuple[_Graph, int] | None = None
+        self.parent: tuple[Graph, int] | None = None
         self.children = [
-            _Graph(plan, neg.template, _MaxStart(), partition) for neg in template.negations
+            Graph(plan, neg.template, _MaxStart(), partition) for neg in template.negations
         ]
         for i, child in enumerate(self.children):
             child.parent = (self, i)
@@ -248,9 +268,9 @@ class _Graph:
         for var, attrs in items:
             preds: dict[int, Vec] = {}
             guards = self.guards.get(var)
-            if guards is None or all(g(_EMPTY, attrs) for g in guards):
+            if guards is None or all(g(NO_ATTRIBUTES, attrs) for g in guards):
                 for tr in self.incoming[var]:
-                    self._collect(tr, ks, attrs, preds)
+                    self.collect(tr, ks, attrs, preds)
             aggs: dict[int, Vec] = {}
             is_start = var == start_var
             blocked = self.blocked
@@ -263,9 +283,12 @@ class _Graph:
                 out.append((var, attrs, aggs))
         return out
 
-    def _collect(
-        self, tr: _Transition, ks: range, attrs: Mapping[str, object], preds: dict[int, Vec]
+    def collect(
+        self, tr: Transition, ks: range, attrs: Mapping[str, object], preds: dict[int, Vec]
     ) -> None:
+        """Add into ``preds`` (window -> registers) the registers of the predecessors through
+        ``tr`` of an event with ``attrs``, in windows ``ks``: from the key index, by scanning
+        the source vertices with the edge predicates, or from the running totals."""
         alg = self.alg
         index = tr.index
         if index is not None:  # O(log n) per window: the keys that satisfy key op query
@@ -341,7 +364,7 @@ class _Graph:
         return ends
 
     def remember(
-        self, st: _State, t: Any, attrs: Mapping[str, object], aggs: dict[int, Vec]
+        self, st: State, t: Any, attrs: Mapping[str, object], aggs: dict[int, Vec]
     ) -> None:
         """Keep a vertex for the edge predicates of its state's outgoing transitions."""
         assert st.vertices is not None
@@ -399,39 +422,45 @@ class _Graph:
             self.partition.invalidate_ends(signals)
 
 
-class _Partition:
-    """The graphs of one query for one partition key, and its results per window."""
+class Partition:
+    """The graphs of one query for one partition key, and its results per window.
 
-    def __init__(self, runtime: _QueryRuntime, key: tuple[object, ...]):
+    ``root`` is the query's graph (its negative sub-patterns' graphs are its
+    children); ``pending`` holds, per open window, the total of the trends that
+    end in it, which the :class:`QueryRuntime` folds into groups when it closes."""
+
+    def __init__(self, runtime: QueryRuntime, key: tuple[object, ...]):
         self.key = key
         self.runtime = runtime
-        self.root = _Graph(runtime.plan, runtime.plan.template, runtime.alg, self)
-        self.graph_of: dict[str, _Graph] = {}
+        self.root = Graph(runtime.plan, runtime.plan.template, runtime.alg, self)
+        self.graph_of: dict[str, Graph] = {}
         self._index(self.root)
         self.trailing = any(n.kind == "trailing" for n in runtime.plan.template.negations)
         self.pending: dict[int, Total] = {}
         self.last_time: Any = None
 
-    def _index(self, g: _Graph) -> None:
+    def _index(self, g: Graph) -> None:
         for v in g.template.states:
             self.graph_of[v] = g
         for c in g.children:
             self._index(c)
 
     def process(self, t: Any, items: list[tuple[str, Mapping[str, object]]]) -> None:
+        """Add the events of time t, bound to their variables: compute every new vertex from
+        the state before t, insert them, then signal negative matches to their parents."""
         self.last_time = t
-        by_graph: dict[int, tuple[_Graph, list[tuple[str, Mapping[str, object]]]]] = {}
+        by_graph: dict[int, tuple[Graph, list[tuple[str, Mapping[str, object]]]]] = {}
         for var, attrs in items:
             g = self.graph_of[var]
             by_graph.setdefault(id(g), (g, []))[1].append((var, attrs))
         computed = [(g, g.compute(t, its)) for g, its in by_graph.values()]
-        signals: list[tuple[_Graph, list[tuple[int, Any]]]] = []
+        signals: list[tuple[Graph, list[tuple[int, Any]]]] = []
         for g, new in computed:
             ends = g.insert(t, new)
             if not ends:
                 continue
             if g is self.root:
-                self._add_results(t, ends)
+                self.add_results(t, ends)
             else:
                 signals.append((g, ends))
         for g, ends in signals:
@@ -439,7 +468,8 @@ class _Partition:
             parent, index = g.parent
             parent.apply(index, [(k, vec[0]) for k, vec in ends], t)
 
-    def _add_results(self, t: Any, ends: list[tuple[int, Vec]]) -> None:
+    def add_results(self, t: Any, ends: list[tuple[int, Vec]]) -> None:
+        """Add the registers of trends that end at time t, per window, to the results."""
         alg = self.runtime.alg
         for k, vec in ends:
             total = self.pending.get(k)
@@ -449,13 +479,15 @@ class _Partition:
             total.add(t, vec)
 
     def invalidate_ends(self, signals: list[tuple[int, Any]]) -> None:
+        """A trailing negation matched: drop, per window, the results that end before
+        its latest start."""
         for k, ms in signals:
             total = self.pending.get(k)
             if total is not None:
                 total.advance(ms)
 
 
-class _QueryRuntime:
+class QueryRuntime:
     """Routes events of one query to partitions and folds partition results into groups.
 
     ``edge_index=False`` scans every predecessor for edge predicates that an
@@ -469,7 +501,7 @@ class _QueryRuntime:
         self.window: WindowSpec = plan.window
         self.width = len(plan.partition_attrs)
         self.names = [a.name for a in plan.partition_attrs]
-        self.partitions: dict[tuple[object, ...], _Partition] = {}
+        self.partitions: dict[tuple[object, ...], Partition] = {}
         full = [
             v for v in plan.vars.values() if v.positive and len(v.partition_positions) == self.width
         ]
@@ -542,7 +574,7 @@ class _QueryRuntime:
             self.partitions[key].process(t, items)
 
     def _create(self, key: tuple[object, ...]) -> None:
-        part = _Partition(self, key)
+        part = Partition(self, key)
         self.partitions[key] = part
         self.created += 1
         replay = [(t, var, attrs) for t, var, attrs, kp in self.store if self._agrees(kp, key)]
@@ -639,7 +671,7 @@ def time_batches(
 
 
 class _Runtime(Protocol):
-    """What an executor steps: one query (_QueryRuntime) or a HAMLET component."""
+    """What an executor steps: one query (QueryRuntime) or a HAMLET component."""
 
     def advance_to(self, t: Any) -> list[ResultRow]: ...
 
@@ -655,7 +687,7 @@ class GretaExecutor:
     also where an ordered index would answer in O(log n): for benchmarks and tests."""
 
     def __init__(self, plans: list[QueryPlan], *, edge_index: bool = True):
-        self.queries = [_QueryRuntime(p, edge_index) for p in plans]
+        self.queries = [QueryRuntime(p, edge_index) for p in plans]
         self.runtimes: list[_Runtime] = list(self.queries)
 
     def advance(self, t: Any) -> list[ResultRow]:

@@ -45,8 +45,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendagg.engine.aggregates import Registers, exact
-from trendagg.engine.greta import _EMPTY, GretaExecutor, Total, _Partition, _QueryRuntime
 from trendagg.io.results import ResultRow
 from trendagg.optimizer.candidates import Component, SharableSet
 from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
@@ -54,6 +52,16 @@ from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import add_registers
 from trendagg.plan.windows import WindowSpec
+from trendagg.reference.greta import (
+    NO_ATTRIBUTES,
+    Graph,
+    GretaExecutor,
+    Partition,
+    QueryRuntime,
+    Total,
+    Transition,
+)
+from trendagg.reference.registers import Registers, exact
 
 Vec = list[Any]
 Entry = list[Any]  # [c, v, w_1..w_A, pmin_1..pmin_B, pmax_1..pmax_C]
@@ -208,6 +216,28 @@ class _Burst:
         self.batches: list[tuple[Any, list[Mapping[str, object]]]] = []
 
 
+@dataclass
+class _SharedBurst:
+    """What the steps of one shared burst read and build (see ``_ComponentRuntime._shared``)."""
+
+    queries: list[int]
+    parts: dict[int, Partition]
+    views: dict[int, _View]
+    alg: _MapAlgebra
+    # per query and event: 0 not bound, 1 only starts trends, 2 every predecessor, 3 some
+    binds: dict[int, list[int]]
+    events: list[tuple[Any, Mapping[str, object]]]
+    # the snapshots: X (id 0), then one per event-level snapshot Z; query -> window -> registers
+    snap: list[dict[int, dict[int, Vec]]]
+    # query -> window -> 1 where an event of E starts a trend, else 0
+    starts: dict[int, dict[int, int]]
+    # per burst event, its coefficient map (snapshot id -> entry); None: no query binds it
+    event_maps: list[dict[int, Entry] | None] = field(default_factory=list)
+    # the maps of the events at earlier times than the current one, summed; and of all
+    prefix: dict[int, Entry] = field(default_factory=dict)
+    total: dict[int, Entry] = field(default_factory=dict)
+
+
 class _ComponentPartition:
     __slots__ = ("burst", "shared_last", "recent")
 
@@ -234,7 +264,7 @@ class _ComponentRuntime:
         self.stats = stats
         self.log = log
         self.queries = list(comp.queries)
-        self.rts = {q: _QueryRuntime(plans[q]) for q in self.queries}
+        self.rts = {q: QueryRuntime(plans[q]) for q in self.queries}
         self.names = comp.partition_names
         # each query's key lists its partition attributes in its own order
         self.key_order = {
@@ -290,12 +320,12 @@ class _ComponentRuntime:
 
     # -- partitions of each query ---------------------------------------------------
 
-    def _part(self, q: int, key: tuple[object, ...]) -> _Partition:
+    def _part(self, q: int, key: tuple[object, ...]) -> Partition:
         rt = self.rts[q]
         qkey = tuple(key[i] for i in self.key_order[q])
         part = rt.partitions.get(qkey)
         if part is None:
-            part = rt.partitions[qkey] = _Partition(rt, qkey)
+            part = rt.partitions[qkey] = Partition(rt, qkey)
             rt.created += 1
         return part
 
@@ -445,7 +475,7 @@ class _ComponentRuntime:
         for i, (t, attrs) in enumerate(events):
             if not info.accepts(attrs):
                 flags.append(0)
-            elif guards and not all(gd(_EMPTY, attrs) for gd in guards):
+            elif guards and not all(gd(NO_ATTRIBUTES, attrs) for gd in guards):
                 flags.append(1)
             elif any(not all(p(xattrs, attrs) for p in preds) for preds, xattrs in earlier) or (
                 loop is not None
@@ -530,15 +560,37 @@ class _ComponentRuntime:
         events: list[tuple[Any, Mapping[str, object]]],
         binds: dict[int, list[int]],
     ) -> None:
+        """Process a burst that ``queries`` share (HAMLET, Algorithm 1): the graphlet-level
+        snapshot entering it, one coefficient map per event, then the summed map applied
+        once per query and window."""
         type_ = sset.type_
-        alg = self.algebras[type_]
-        stats = self.stats
-        t1 = burst.batches[0][0]
-        t_last = burst.batches[-1][0]
         parts = {q: self._part(q, key) for q in queries}
         views = {q: self.views[(q, type_)] for q in queries}
-        # graphlet-level snapshot X: registers entering the burst, per query and window
-        snap: list[dict[int, dict[int, Vec]]] = [{}]
+        t1 = burst.batches[0][0]
+        snapshot, starts = self._graphlet_snapshot(queries, parts, views, t1)
+        run = _SharedBurst(
+            queries=queries,
+            parts=parts,
+            views=views,
+            alg=self.algebras[type_],
+            binds=binds,
+            events=events,
+            snap=[snapshot],
+            starts=starts,
+        )
+        self._propagate(run, burst)
+        for q in queries:
+            self._apply_burst(run, q, t1, burst.batches[-1][0])
+
+    def _graphlet_snapshot(
+        self, queries: list[int], parts: dict[int, Partition], views: dict[int, _View], t1: Any
+    ) -> tuple[dict[int, dict[int, Vec]], dict[int, dict[int, int]]]:
+        """The graphlet-level snapshot X (Def. 3.9, Eq. 5) of a burst that starts at t1: per
+        query and window, the registers entering it (the trends that end before it in the
+        predecessor states of E, plus the trend an event of E starts where E is a start
+        state); and, per query and window, whether an event of E starts a trend (1) or not."""
+        stats = self.stats
+        snapshot: dict[int, dict[int, Vec]] = {}
         starts: dict[int, dict[int, int]] = {}
         for q in queries:
             g = parts[q].root
@@ -549,7 +601,7 @@ class _ComponentRuntime:
                 if tr.preds:  # every predecessor, as for an event whose pairs all pass
                     _full_sum(g, tr, ks, preds)
                 else:
-                    g._collect(tr, ks, _EMPTY, preds)
+                    g.collect(tr, ks, NO_ATTRIBUTES, preds)
             is_start = var == g.template.start
             table: dict[int, Vec] = {}
             st: dict[int, int] = {}
@@ -565,134 +617,140 @@ class _ComponentRuntime:
                 vec[0] += s
                 if vec[0]:
                     table[k] = vec
-            snap[0][q] = table
+            snapshot[q] = table
             starts[q] = st
         stats.graphlet_snapshots += 1
         if self.log and stats.decisions:
             stats.decisions[-1]["snapshot"] = {
-                self.plans[q].name: {k: vec[0] for k, vec in snap[0][q].items()} for q in queries
+                self.plans[q].name: {k: vec[0] for k, vec in snapshot[q].items()} for q in queries
             }
-        prefix: dict[int, Entry] = {}
-        total: dict[int, Entry] = {}
-        event_maps: list[dict[int, Entry] | None] = []
+        return snapshot, starts
+
+    def _propagate(self, run: _SharedBurst, burst: _Burst) -> None:
+        """The coefficient map of every event of the burst (None where no sharing query binds
+        it), each from the sum of the maps of the events at earlier times; ``run.total``
+        sums them all."""
+        alg = run.alg
         pos = 0
         for bt, batch in burst.batches:
             made: list[dict[int, Entry]] = []
             for attrs in batch:
-                i = pos
+                flags = [run.binds[q][pos] for q in run.queries]
                 pos += 1
-                flags = [binds[q][i] for q in queries]
                 if not any(flags):
-                    event_maps.append(None)
+                    run.event_maps.append(None)
                     continue
-                stats.snapshots_propagated += 1 + len(prefix)
-                if all(f == 2 for f in flags):
+                self.stats.snapshots_propagated += 1 + len(run.prefix)
+                if all(f == 2 for f in flags):  # every query binds it with every predecessor
                     base = {0: alg.identity()}
-                    alg.add_map(base, prefix)
+                    alg.add_map(base, run.prefix)
                     made.append({sid: alg.own(e, attrs) for sid, e in base.items()})
-                    event_maps.append(made[-1])
-                    continue
-                # event-level snapshot (Def. 3.11): registers per query, then shared onwards
-                table_z: dict[int, dict[int, Vec]] = {}
-                for q, f in zip(queries, flags, strict=True):
-                    if not f:
-                        continue
-                    view = views[q]
-                    exact_preds = (
-                        self._exact_preds(
-                            parts[q], view, attrs, bt, events, event_maps, binds[q], snap, q, alg
-                        )
-                        if f == 3
-                        else {}
-                    )
-                    per_k: dict[int, Vec] = {}
-                    for k, s in starts[q].items():
-                        if f == 2:  # every predecessor: X and the burst so far
-                            pred = self._evaluate(prefix, snap, q, k, view, alg, snap[0][q].get(k))
-                            vec = view.regs.extend(view.var, attrs, pred, 0)
-                        else:  # 1: it only starts trends; 3: predecessors pair by pair
-                            vec = view.regs.extend(view.var, attrs, exact_preds.get(k), s)
-                        if vec is not None:
-                            per_k[k] = vec
-                    table_z[q] = per_k
-                snap.append(table_z)
-                stats.event_snapshots += 1
-                if self.log and stats.decisions:
-                    stats.decisions[-1].setdefault("event_snapshot_values", []).append(
-                        {
-                            self.plans[q].name: {k: v[0] for k, v in per.items()}
-                            for q, per in table_z.items()
-                        }
-                    )
-                made.append({len(snap) - 1: alg.identity()})
-                event_maps.append(made[-1])
+                else:
+                    made.append(self._event_snapshot(run, attrs, bt, flags))
+                run.event_maps.append(made[-1])
             for m in made:
-                alg.add_map(prefix, m)
-                alg.add_map(total, m)
-        # apply the burst once per query and window
-        for q in queries:
-            part = parts[q]
-            g = part.root
-            view = views[q]
-            state = g.states[view.var]
-            ends = []
-            for k in starts[q]:
-                delta = self._evaluate(total, snap, q, k, view, alg, None)
-                if delta is None or not delta[0]:
+                alg.add_map(run.prefix, m)
+                alg.add_map(run.total, m)
+
+    def _event_snapshot(
+        self, run: _SharedBurst, attrs: Mapping[str, object], t: Any, flags: list[int]
+    ) -> dict[int, Entry]:
+        """An event-level snapshot Z (Def. 3.11) for an event at t that the sharing queries
+        bind differently (``flags``, one per query, as in ``_flush``): its registers computed
+        per query, then shared onwards as a snapshot of its own. Returns the event's map."""
+        stats = self.stats
+        alg = run.alg
+        table_z: dict[int, dict[int, Vec]] = {}
+        for q, f in zip(run.queries, flags, strict=True):
+            if not f:
+                continue
+            view = run.views[q]
+            exact_preds = self._exact_preds(run, q, attrs, t) if f == 3 else {}
+            per_k: dict[int, Vec] = {}
+            for k, s in run.starts[q].items():
+                if f == 2:  # every predecessor: X and the burst so far
+                    pred = self._evaluate(
+                        run.prefix, run.snap, q, k, view, alg, run.snap[0][q].get(k)
+                    )
+                    vec = view.regs.extend(view.var, attrs, pred, 0)
+                else:  # 1: it only starts trends; 3: predecessors pair by pair
+                    vec = view.regs.extend(view.var, attrs, exact_preds.get(k), s)
+                if vec is not None:
+                    per_k[k] = vec
+            table_z[q] = per_k
+        run.snap.append(table_z)
+        stats.event_snapshots += 1
+        if self.log and stats.decisions:
+            stats.decisions[-1].setdefault("event_snapshot_values", []).append(
+                {
+                    self.plans[q].name: {k: v[0] for k, v in per.items()}
+                    for q, per in table_z.items()
+                }
+            )
+        return {len(run.snap) - 1: alg.identity()}
+
+    def _apply_burst(self, run: _SharedBurst, q: int, t1: Any, t_last: Any) -> None:
+        """Apply the burst's summed map to query q once per window: the totals of E and of
+        its negated transitions, the results where E ends the query, and the vertices of E
+        where an edge predicate of the query scans them."""
+        part = run.parts[q]
+        g = part.root
+        view = run.views[q]
+        alg = run.alg
+        state = g.states[view.var]
+        ends = []
+        for k in run.starts[q]:
+            delta = self._evaluate(run.total, run.snap, q, k, view, alg, None)
+            if delta is None or not delta[0]:
+                continue
+            if state.totals is not None:
+                tot = state.totals.get(k)
+                if tot is None:
+                    tot = state.totals[k] = Total(g.alg, False)
+                tot.add(t1, delta)
+            for tr in state.negated_out:
+                assert tr.totals is not None
+                tot = tr.totals.get(k)
+                if tot is None:
+                    tot = tr.totals[k] = Total(g.alg, True)
+                tot.add(t1, list(delta))
+            if view.var == g.template.end:
+                ends.append((k, list(delta)))
+        if ends:
+            part.add_results(t1, ends)
+        if state.vertices is not None:  # E is scanned by an edge predicate of this query
+            for (t, attrs), em in zip(run.events, run.event_maps, strict=True):
+                if em is None:
                     continue
-                if state.totals is not None:
-                    tot = state.totals.get(k)
-                    if tot is None:
-                        tot = state.totals[k] = Total(g.alg, False)
-                    tot.add(t1, delta)
-                for tr in state.negated_out:
-                    assert tr.totals is not None
-                    tot = tr.totals.get(k)
-                    if tot is None:
-                        tot = tr.totals[k] = Total(g.alg, True)
-                    tot.add(t1, list(delta))
-                if view.var == g.template.end:
-                    ends.append((k, list(delta)))
-            if ends:
-                part._add_results(t1, ends)
-            if state.vertices is not None:  # E is scanned by an edge predicate of this query
-                for (t, attrs), em in zip(events, event_maps, strict=True):
-                    if em is None:
-                        continue
-                    aggs = {}
-                    for k in starts[q]:
-                        vec = self._evaluate(em, snap, q, k, view, alg, None)
-                        if vec is not None and vec[0]:
-                            aggs[k] = vec
-                    if aggs:  # into the key indexes of its transitions too
-                        g.remember(state, t, attrs, aggs)
-            part.last_time = t_last
+                aggs = {}
+                for k in run.starts[q]:
+                    vec = self._evaluate(em, run.snap, q, k, view, alg, None)
+                    if vec is not None and vec[0]:
+                        aggs[k] = vec
+                if aggs:  # into the key indexes of its transitions too
+                    g.remember(state, t, attrs, aggs)
+        part.last_time = t_last
 
     def _exact_preds(
-        self,
-        part: _Partition,
-        view: _View,
-        attrs: Mapping[str, object],
-        t: Any,
-        events: list[tuple[Any, Mapping[str, object]]],
-        event_maps: list[dict[int, Entry] | None],
-        bound: list[int],
-        snap: list[dict[int, dict[int, Vec]]],
-        q: int,
-        alg: _MapAlgebra,
+        self, run: _SharedBurst, q: int, attrs: Mapping[str, object], t: Any
     ) -> dict[int, Vec]:
-        """The predecessors of one burst event for one query, pair by pair (GRETA's way)."""
-        g = part.root
+        """The predecessors of one burst event at t for query q, pair by pair (GRETA's way):
+        the state before the burst, then the earlier burst events that q binds."""
+        view = run.views[q]
+        snap = run.snap
+        alg = run.alg
+        g = run.parts[q].root
         ks = self.plans[q].window.windows_of(t)
         preds: dict[int, Vec] = {}
         loop = None
         for tr in g.incoming[view.var]:
-            g._collect(tr, ks, attrs, preds)  # the state before the burst
+            g.collect(tr, ks, attrs, preds)  # the state before the burst
             if tr.src == view.var:
                 loop = tr
         if loop is None:
             return preds
-        for (tj, aj), m, f in zip(events, event_maps, bound, strict=False):
+        # (the maps made so far: the events before this one)
+        for (tj, aj), m, f in zip(run.events, run.event_maps, run.binds[q], strict=False):
             if m is None or not f or not tj < t:  # not an event of this query, or not earlier
                 continue
             if loop.preds and not all(p(aj, attrs) for p in loop.preds):
@@ -734,7 +792,7 @@ class _ComponentRuntime:
         return acc
 
 
-def _full_sum(g: Any, tr: Any, ks: range, preds: dict[int, Vec]) -> None:
+def _full_sum(g: Graph, tr: Transition, ks: range, preds: dict[int, Vec]) -> None:
     """Registers of every live source vertex of a scanned transition, predicate aside."""
     vertices = g.states[tr.src].vertices or ()
     for xt, _attrs, xaggs in vertices:
@@ -764,7 +822,7 @@ class HamletExecutor(GretaExecutor):
             _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in sharing.components
         ]
         shared = {q for c in sharing.components for q in c.queries}
-        self.singles = [_QueryRuntime(plans[q]) for q in sharing.on("python") if q not in shared]
+        self.singles = [QueryRuntime(plans[q]) for q in sharing.on("python") if q not in shared]
         self.runtimes = [*self.components, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
