@@ -390,7 +390,7 @@ def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
     runner.feed(
         EventBatch.from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": 5}]).events
     )
-    with pytest.raises(ExecutionError, match="--engine python"):
+    with pytest.raises(ExecutionError, match="--engine reference"):
         runner.feed(EventBatch.from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
 
 

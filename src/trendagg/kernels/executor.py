@@ -75,7 +75,7 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
 def _one_kind(name: str, what: str) -> ExecutionError:
     return ExecutionError(
         f"attribute '{name}' {what}; the compiled engine keeps one kind per aggregated "
-        f"attribute (results show each value's kind); run with --engine python "
+        f"attribute (results show each value's kind); run with --engine reference "
         f"(compiled=False in the API), or make the column one kind (for example write 5.0 "
         f"for 5)"
     )
@@ -785,7 +785,7 @@ class CompiledExecutor:
             if n and int(np.abs(vals).max()) > _EXACT_FLOAT_INT:
                 raise ExecutionError(
                     f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run "
-                    f"with --engine python (compiled=False in the API; exact for any integer)"
+                    f"with --engine reference (compiled=False in the API; exact for any integer)"
                 )
             return vals.astype(np.float64)
         if col.kind == "float":

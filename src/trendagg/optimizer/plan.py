@@ -150,7 +150,7 @@ def sharing_plan(
         if strategy == "twostep":
             why: str | None = "twostep enumerates trends"
         elif not compiled:
-            why = "the Python engine was asked for"
+            why = "the reference engine was asked for"
         else:
             why = moved.get(i) or compiled_blocker(plan)
         routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
