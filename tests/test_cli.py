@@ -311,7 +311,9 @@ def test_explain_engine_reference_runs_every_query_on_the_python_executor(
             for engine, out in plans.items()
         }
         assert lines["local"] == [f"  {q}: compiled executor"]
-        assert lines["reference"] == [f"  {q}: python executor (the reference engine was asked for)"]
+        assert lines["reference"] == [
+            f"  {q}: python executor (the reference engine was asked for)"
+        ]
     assert "compiled" not in plans["reference"].split(" executes:")[1]
     assert "trendagg run --engine reference executes:" in plans["reference"]
     # python is an alias of reference: the same plan, under the name it was asked by

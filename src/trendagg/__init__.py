@@ -70,33 +70,17 @@ def run(
     reader rejects raise InputError here, listing the
     reasons; the CLI instead reports them and can write them out.
     """
-    from trendagg.engine import run_strategy
-    from trendagg.io import EventBatch, read_events, summarize_rejects
-    from trendagg.plan.compile import compile_workload, numeric_requirements
+    from trendagg.io import summarize_rejects
+    from trendagg.plan.compile import compile_workload
+    from trendagg.session import ReadOptions, run_events, run_file
 
     workload = parse(queries) if isinstance(queries, str) else queries
     plans = compile_workload(workload)
-    if isinstance(events, EventBatch):
-        batch = events
+    read = ReadOptions(type_col, time_col, event_type, columns)
+    if isinstance(events, str | os.PathLike):
+        result = run_file(plans, events, read, strategy=strategy)
     else:
-        if isinstance(events, (str, os.PathLike)):
-            read = read_events(
-                events,
-                type_col=type_col,
-                time_col=time_col,
-                event_type=event_type,
-                numeric=numeric_requirements(plans),
-                columns=columns,
-            )
-        else:
-            read = EventBatch.from_records(
-                events,
-                type_col=type_col,
-                time_col=time_col,
-                event_type=event_type,
-                numeric=numeric_requirements(plans),
-            )
-        if read.rejected:
-            raise InputError(summarize_rejects(read.rejected))
-        batch = read.events
-    return run_strategy(plans, batch, strategy)
+        result = run_events(plans, events, read, strategy=strategy)
+    if result.rejected:
+        raise InputError(summarize_rejects(result.rejected))
+    return result.rows

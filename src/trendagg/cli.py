@@ -23,7 +23,7 @@ from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
 from trendagg.errors import ExecutionError, InputError, TrendAggError
 
 FORMATS = ("jsonl", "csv", "parquet")
-PROGRESS_MIN_EVENTS = 200_000
+PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
 
 
 def _read_text(path: str) -> str:
@@ -47,23 +47,11 @@ def _load_workload(path: str) -> Any:
         raise type(exc)(f"in {path}: {exc}") from None
 
 
-def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = False) -> Any:
-    """Events of args.events with the column options, rejecting what the queries cannot read;
-    ``columnar``: as arrays (read_columnar, the same rules and rejects), for the kernels."""
-    from trendagg.io import read_events
-    from trendagg.io.columnar_readers import read_columnar
-    from trendagg.plan.compile import attributes_read, numeric_requirements
+def _read_options(args: argparse.Namespace) -> Any:
+    """The column options of ``run`` and ``explain`` (--type-col, --time-col, ...)."""
+    from trendagg.session import ReadOptions
 
-    options: dict[str, Any] = {
-        "type_col": args.type_col,
-        "time_col": args.time_col,
-        "event_type": args.event_type,
-        "numeric": numeric_requirements(plans),
-    }
-    if columnar:  # (only the columns the queries read are converted)
-        attributes = attributes_read(plans)
-        return read_columnar(args.events, names=args.columns, attributes=attributes, **options)
-    return read_events(args.events, columns=args.columns, **options)
+    return ReadOptions(args.type_col, args.time_col, args.event_type, args.columns)
 
 
 def check_outputs(
@@ -123,15 +111,21 @@ def _format_for(path: str | None, fmt: str | None) -> str:
 
 
 def _progress(
-    total: int, enabled: bool
+    path: str, enabled: bool
 ) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
-    if not enabled or total < PROGRESS_MIN_EVENTS:
+    """A progress bar of the events read from ``path`` (its count; the total is not known
+    before the end of a streamed file), for files of PROGRESS_MIN_BYTES or more."""
+    try:
+        size = os.path.getsize(path) if os.path.isfile(path) else PROGRESS_MIN_BYTES
+    except OSError:
+        size = 0
+    if not enabled or size < PROGRESS_MIN_BYTES:
         return nullcontext(), None
     from tqdm import tqdm
 
     # disable=None: no bar when stderr is not a terminal (pipes, logs, CI)
     bar = tqdm(
-        total=total,
+        total=None,
         unit="ev",
         unit_scale=True,
         file=sys.stderr,
@@ -143,7 +137,8 @@ def _progress(
 
 
 def _summary(
-    read: Any,
+    events: int,
+    rejected: int,
     queries: int,
     stats: dict[str, Any],
     rows: int,
@@ -153,8 +148,6 @@ def _summary(
     rejects: str | None,
 ) -> str:
     """The one-paragraph run summary: events in, rejects, partitions, rows out, time, sharing."""
-    events = len(read.events)
-    rejected = len(read.rejected)
     rate = events / seconds if seconds > 0 else float("inf")
     rej = f"{rejected:,} rejected" + (f", written to {rejects}" if rejects and rejected else "")
     text = (
@@ -170,7 +163,6 @@ def _summary(
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from trendagg.engine import run_strategy
     from trendagg.io import summarize_rejects, write_rejects, write_results
     from trendagg.io.readers import decimal_warnings
     from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
@@ -185,34 +177,35 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stats: dict[str, Any] = {}
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
+        events, rejected, names = len(read.events), read.rejected, read.names
     else:
-        # the local engine reads arrays for the kernels; twostep and the reference engines
-        # (--engine reference, or python), Python objects
-        read = _read_events(args, plans, args.engine == "local" and args.strategy != "twostep")
-        bar, tick = _progress(len(read.events), not args.quiet)
+        from trendagg.session import run_file
+
+        bar, tick = _progress(args.events, not args.quiet)
         with bar:
-            rows = run_strategy(
+            result = run_file(
                 plans,
-                read.events,
-                args.strategy,
+                args.events,
+                _read_options(args),
+                engine=args.engine,
+                strategy=args.strategy,
                 trend_limit=args.trend_limit,
                 progress=tick,
-                stats=stats,
-                compiled=args.engine == "local",
             )
-    names = getattr(read, "names", None) if args.engine == "spark" else read.events.columns
+        rows, stats, events, rejected = result.rows, result.stats, result.events, result.rejected
+        names = result.names
     warnings = decimal_warnings(args.events, attributes_read(plans))
     if names is not None:
         warnings += unknown_attributes(plans, names)
     for line in warnings:
         print(f"trendagg: {line}", file=err)
-    if read.rejected:
+    if rejected:
         if args.rejects:
             with _writing("rejected rows to", args.rejects):
-                write_rejects(read.rejected, args.rejects)
+                write_rejects(rejected, args.rejects)
         if not args.quiet:
             hint = "" if args.rejects else " (pass --rejects PATH to write them out)"
-            print(f"trendagg: {summarize_rejects(read.rejected)}{hint}", file=err)
+            print(f"trendagg: {summarize_rejects(rejected)}{hint}", file=err)
     fmt = _format_for(args.output, args.format)
     if fmt == "parquet" and args.output is None:
         raise InputError("--format parquet needs --output PATH (Parquet is binary)")
@@ -222,7 +215,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.quiet:
         print(
             _summary(
-                read,
+                events,
+                len(rejected),
                 len(plans),
                 stats,
                 len(rows),
@@ -421,19 +415,33 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(sharing_plan(plans, args.strategy, compiled=compiled).describe(), file=out)
     if args.events is None:
         return 0
-    from trendagg.engine import run_strategy
+    from trendagg.session import run_file
 
-    read = _read_events(args, plans)
-    stats: dict[str, Any] = {}
-    started = time.perf_counter()
-    rows = run_strategy(plans, read.events, args.strategy, stats=stats, log=True, compiled=compiled)
-    seconds = time.perf_counter() - started
+    result = run_file(
+        plans,
+        args.events,
+        _read_options(args),
+        engine=args.engine,
+        strategy=args.strategy,
+        log=True,
+    )
+    stats = result.stats
     if "kernel" in stats:
         _print_kernel_decisions(stats["kernel"], args.strategy, args.bursts, out)
     if "hamlet" in stats:
         _print_python_decisions(stats["hamlet"], args.strategy, args.bursts, out)
     print(
-        _summary(read, len(plans), stats, len(rows), seconds, args.strategy, args.events, None),
+        _summary(
+            result.events,
+            len(result.rejected),
+            len(plans),
+            stats,
+            len(result.rows),
+            result.seconds,
+            args.strategy,
+            args.events,
+            None,
+        ),
         file=err,
     )
     return 0

@@ -261,9 +261,7 @@ def _run(
     args: Any, dataset: Dataset, text: str, plans: Sequence[Any], source: str | None
 ) -> tuple[list[Any], int, int]:
     """Result rows, events read and rows rejected, on the chosen engine."""
-    from trendagg.engine import run_strategy
-    from trendagg.io import EventBatch, read_events
-    from trendagg.plan.compile import numeric_requirements
+    from trendagg.session import ReadOptions, run_events, run_file
 
     if args.engine == "spark":
         from trendagg.spark.batch import collect
@@ -277,11 +275,11 @@ def _run(
     if source is None:
         from trendagg.generate import rideshare
 
-        read = EventBatch.from_records(rideshare(args.events, seed=args.seed))
+        records = rideshare(args.events, seed=args.seed)
+        result = run_events(list(plans), records, strategy=args.strategy)
     else:
-        read = read_events(source, numeric=numeric_requirements(list(plans)))
-    rows = run_strategy(list(plans), read.events, args.strategy)
-    return rows, len(read.events) + len(read.rejected), len(read.rejected)
+        result = run_file(list(plans), source, ReadOptions(), strategy=args.strategy)
+    return result.rows, result.events + len(result.rejected), len(result.rejected)
 
 
 def _date(t: int | float) -> str:

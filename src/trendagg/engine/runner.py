@@ -27,13 +27,17 @@ LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps wi
 Batch = list[tuple[str, Mapping[str, object]]]
 
 
+class OutOfOrder(ExecutionError):
+    """An event earlier than what the runner was promised or already holds."""
+
+
 def check_order(t: Any, floor: Any, held: Any) -> None:
     """Raise unless an event at t may still come: not before the watermark ``floor``
     (set by ``advance``) nor before the latest time ``held`` back so far."""
     if floor is not None and t < floor:
-        raise ExecutionError(f"event at time {t} arrived after the runner advanced to {floor}")
+        raise OutOfOrder(f"event at time {t} arrived after the runner advanced to {floor}")
     if held is not None and t < held:
-        raise ExecutionError(
+        raise OutOfOrder(
             f"event at time {t} arrived after time {held}: feed each partition's events in "
             f"time order (sort them, or use the streaming pipeline, which handles late events)"
         )

@@ -72,8 +72,12 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
     return ids[inv]
 
 
+class KindChanged(ExecutionError):
+    """An aggregated attribute held one kind of number and then another."""
+
+
 def _one_kind(name: str, what: str) -> ExecutionError:
-    return ExecutionError(
+    return KindChanged(
         f"attribute '{name}' {what}; the compiled engine keeps one kind per aggregated "
         f"attribute (results show each value's kind); run with --engine reference "
         f"(compiled=False in the API), or make the column one kind (for example write 5.0 "

@@ -1,0 +1,186 @@
+"""One way from events to results (read -> run -> report) for the API, the CLI and the demo.
+
+:func:`run_file` streams an event file through a :class:`~trendagg.engine.Runner`
+in chunks of :data:`CHUNK_ROWS` source rows, so memory holds the open
+windows and the results, not the file. The Runner needs each chunk no
+earlier than the ones before it, and the compiled engine one kind of number
+per aggregated attribute for the run; a file that breaks either (events out
+of time order across chunks, integers in the first chunk and decimals in a
+later one) is read again whole, sorted, and routed on all its events, which
+gives the results of a whole-file read. :func:`run_events` runs events that
+are already in memory (records, an EventBatch, a ColumnarBatch).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trendagg.errors import InputError
+from trendagg.io.batch import EventBatch, RejectedRow
+from trendagg.io.results import ResultRow
+from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
+
+CHUNK_ROWS = 500_000
+ENGINES = ("local", "reference", "python")  # python: an alias of reference
+
+
+@dataclass
+class ReadOptions:
+    """How an event file's rows become events (the readers' keywords, once)."""
+
+    type_col: str = "type"
+    time_col: str = "time"
+    event_type: str | None = None
+    columns: Sequence[str] | None = None  # the names of a CSV file without a header row
+
+
+@dataclass
+class RunResult:
+    """What a run read and returned."""
+
+    rows: list[ResultRow]
+    events: int  # accepted events
+    rejected: list[RejectedRow]
+    names: set[str]  # the attribute columns read
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    chunks: int = 0  # 0: read whole
+
+
+class _Reread(Exception):
+    """The file cannot be streamed in chunks (see the module docstring)."""
+
+
+def run_file(
+    plans: list[QueryPlan],
+    path: str | os.PathLike[str],
+    read: ReadOptions,
+    *,
+    engine: str = "local",
+    strategy: str = "hamlet",
+    trend_limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    log: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+) -> RunResult:
+    """All rows of a workload over an event file (CSV, JSON Lines, Parquet), in
+    workload order, with the rows the readers rejected."""
+    started = time.perf_counter()
+    try:
+        result = _streamed(
+            plans, path, read, engine, strategy, trend_limit, progress, log, chunk_rows
+        )
+    except _Reread:
+        result = _streamed(plans, path, read, engine, strategy, trend_limit, None, log, None)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def run_events(
+    plans: list[QueryPlan],
+    events: Any,
+    read: ReadOptions | None = None,
+    *,
+    engine: str = "local",
+    strategy: str = "hamlet",
+    trend_limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    log: bool = False,
+) -> RunResult:
+    """All rows of a workload over events in memory: an EventBatch, a ColumnarBatch, or
+    records (mappings with a type and a time, read with the readers' rules and ``read``'s
+    type and time columns)."""
+    from trendagg.engine import run_strategy
+    from trendagg.io.columnar import ColumnarBatch
+
+    started = time.perf_counter()
+    rejected: list[RejectedRow] = []
+    if not isinstance(events, EventBatch | ColumnarBatch):
+        read = read or ReadOptions()
+        records = EventBatch.from_records(
+            events,
+            type_col=read.type_col,
+            time_col=read.time_col,
+            event_type=read.event_type,
+            numeric=numeric_requirements(plans),
+        )
+        events, rejected = records.events, records.rejected
+    stats: dict[str, Any] = {}
+    rows = run_strategy(
+        plans,
+        events,
+        strategy,
+        trend_limit=trend_limit,
+        progress=progress,
+        stats=stats,
+        log=log,
+        compiled=_compiled(engine),
+    )
+    names = set(events.columns)
+    seconds = time.perf_counter() - started
+    return RunResult(rows, len(events), rejected, names, stats, seconds)
+
+
+def _compiled(engine: str) -> bool:
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}'; choose one of {', '.join(ENGINES)}")
+    return engine == "local"
+
+
+def _streamed(
+    plans: list[QueryPlan],
+    path: str | os.PathLike[str],
+    read: ReadOptions,
+    engine: str,
+    strategy: str,
+    trend_limit: int | None,
+    progress: Callable[[int], None] | None,
+    log: bool,
+    chunk_rows: int | None,
+) -> RunResult:
+    """Feed the file's chunks (or, with ``chunk_rows`` None, the whole file) to a Runner."""
+    from trendagg.engine import Runner
+    from trendagg.engine.runner import OutOfOrder
+    from trendagg.io.columnar_readers import iter_columnar, read_columnar
+    from trendagg.kernels.executor import KindChanged
+
+    options: dict[str, Any] = {
+        "type_col": read.type_col,
+        "time_col": read.time_col,
+        "event_type": read.event_type,
+        "numeric": numeric_requirements(plans),
+        "names": read.columns,
+        "attributes": attributes_read(plans),
+    }
+    runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=_compiled(engine))
+    if chunk_rows is None:
+        parts: Iterable[Any] = [read_columnar(path, **options)]
+    else:
+        parts = iter_columnar(path, chunk_rows=chunk_rows, **options)
+    rows: list[ResultRow] = []
+    rejected: list[RejectedRow] = []
+    names: set[str] = set()
+    events = chunks = 0
+    try:
+        for part in parts:
+            chunks += 1
+            rows += runner.feed_columns(part.events)
+            rejected += part.rejected
+            names.update(part.events.columns)
+            events += len(part.events)
+            if progress is not None:
+                progress(len(part.events))
+        rows += runner.finish()
+    except (OutOfOrder, KindChanged):
+        if chunk_rows is None:
+            raise
+        raise _Reread() from None
+    stats: dict[str, Any] = {}
+    runner.report(stats)
+    order = {p.name: i for i, p in enumerate(plans)}
+    rows.sort(key=lambda r: order[r.query])  # stable: windows stay in order within a query
+    return RunResult(rows, events, rejected, names, stats, 0.0, chunks if chunk_rows else 0)
