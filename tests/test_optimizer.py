@@ -19,6 +19,7 @@ from hypothesis import given
 from trendagg.cli import main
 from trendagg.engine import Runner
 from trendagg.io import EventBatch
+from trendagg.kernels.program import lower, shared_classes
 from trendagg.language import ast, parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_query, compile_workload
@@ -56,6 +57,10 @@ def test_the_plan_says_what_each_executor_shares() -> None:
         ("compiled", (("q1", "B"), ("q2", "B"), ("q3", "B"), ("q4", "B")))
     ]
     assert local.bursts[0].rules == ("has x AND B.x > 1", "every event", "has x", "every event")
+    # the state classes the kernel runs: q1 and q2 start alike at A (B differs: its rule)
+    low = lower([plans[q] for q in local.on("compiled")], local)
+    assert shared_classes(low) == ["{q1.A, q2.A}"]
+    assert shared_classes(lower(plans[:4], sharing_plan(plans[:4], "greta"))) == []
     python = sharing_plan(plans, "hamlet-static", compiled=False)
     assert [(b.executor, b.decision, len(b.members)) for b in python.bursts] == [
         ("python", "always", 5)

@@ -412,7 +412,18 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     compiled = args.engine == "local"
     engine = "trendagg run" + ("" if compiled else f" --engine {args.engine}")
     print(f"\n{engine} executes:", file=out)
-    print(sharing_plan(plans, args.strategy, compiled=compiled).describe(), file=out)
+    plan = sharing_plan(plans, args.strategy, compiled=compiled)
+    print(plan.describe(), file=out)
+    fast = plan.on("compiled")
+    if fast:
+        from trendagg.kernels.program import lower, shared_classes
+
+        classes = shared_classes(lower([plans[q] for q in fast], plan))
+        print(
+            "  compiled state classes keeping one set of registers: "
+            + ("; ".join(classes) if classes else "none"),
+            file=out,
+        )
     if args.events is None:
         return 0
     from trendagg.session import run_file

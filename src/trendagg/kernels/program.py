@@ -90,6 +90,7 @@ class Lowered:
     max_additive: int
     max_extreme: int
     set_types: list[str]
+    class_members: list[list[tuple[str, str]]]  # per state class: its (query, variable)s
     set_bursts: list[int]  # per sharing set: its burst in the plan's compiled bursts
 
 
@@ -343,6 +344,10 @@ class _Lowering:
             self.merge,
         )
         self.qs_c, self.reps = qs_c, reps
+        self.members: list[list[tuple[str, str]]] = [[] for _ in reps]
+        for qi, plan in enumerate(plans):
+            for s, var in enumerate(self.state_names[qi]):
+                self.members[qs_c[q["q_soff"][qi] + s]].append((plan.name, var))
         c_A = [q["q_A"][qi] for qi, _ in reps]
         c_M = [q["q_M"][qi] for qi, _ in reps]
         c_NS = [q["q_NS"][qi] for qi, _ in reps]
@@ -580,6 +585,7 @@ class _Lowering:
             max_additive=max(self.q["q_A"], default=1),
             max_extreme=max(max(self.q["q_M"], default=0), 1),
             set_types=[s[0] for s in self.sets],
+            class_members=self.members,
             set_bursts=self.set_bursts,
         )
 
@@ -598,6 +604,16 @@ _QUERY_FIELDS = [
     "q_grouping",
     "q_soff",
 ]
+
+
+def shared_classes(low: Lowered) -> list[str]:
+    """The state classes of several states (their registers kept once), as explain prints
+    them: ``{q1.T, q2.T}``, in the order of their first member."""
+    return [
+        "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
+        for members in low.class_members
+        if len(members) > 1
+    ]
 
 
 def _index(items: list, item: object) -> int:  # type: ignore[type-arg]
