@@ -71,7 +71,7 @@ def run(
     reasons; the CLI instead reports them and can write them out.
     """
     from trendagg.engine import run_strategy
-    from trendagg.io import EventBatch, read_events, summarize_rejects
+    from trendagg.io import EventBatch, from_records, read_events, summarize_rejects
     from trendagg.plan.compile import compile_workload, numeric_requirements
 
     workload = parse(queries) if isinstance(queries, str) else queries
@@ -89,7 +89,7 @@ def run(
                 columns=columns,
             )
         else:
-            read = EventBatch.from_records(
+            read = from_records(
                 events,
                 type_col=type_col,
                 time_col=time_col,

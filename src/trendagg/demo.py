@@ -262,7 +262,7 @@ def _run(
 ) -> tuple[list[Any], int, int]:
     """Result rows, events read and rows rejected, on the chosen engine."""
     from trendagg.engine import run_strategy
-    from trendagg.io import EventBatch, read_events
+    from trendagg.io import from_records, read_events
     from trendagg.plan.compile import numeric_requirements
 
     if args.engine == "spark":
@@ -277,7 +277,7 @@ def _run(
     if source is None:
         from trendagg.generate import rideshare
 
-        read = EventBatch.from_records(rideshare(args.events, seed=args.seed))
+        read = from_records(rideshare(args.events, seed=args.seed))
     else:
         read = read_events(source, numeric=numeric_requirements(list(plans)))
     rows = run_strategy(list(plans), read.events, args.strategy)

@@ -9,7 +9,7 @@ and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per Spark
 partition, fed one Arrow batch at a time: the state is carried across batches
 and no partition is held in memory whole.
 
-Rows are converted with the same rules as the local engine (``EventBatch.
+Rows are converted with the same rules as the local engine (``trendagg.io.
 from_records``), so both engines read the same values. The result is a
 DataFrame with the columns
 
