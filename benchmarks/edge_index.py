@@ -41,7 +41,7 @@ QUERY = "RETURN COUNT(*), SUM(S.price) PATTERN S+ WHERE S.price * 1.05 < NEXT(S)
 
 def stock(n: int, seed: int = 7) -> Any:
     """n price events, one per second: a random walk in cents (steps of about 3%)."""
-    from trendagg.io import EventBatch
+    from trendagg.io import from_records
 
     rng = random.Random(seed)
     price = 10_000
@@ -49,7 +49,7 @@ def stock(n: int, seed: int = 7) -> Any:
     for i in range(n):
         price = max(100, price + round(rng.gauss(0, 300)))
         records.append({"type": "S", "time": i, "price": price})
-    return EventBatch.from_records(records).events
+    return from_records(records).events
 
 
 def run(plans: Any, events: Any, indexed: bool) -> tuple[float, list[Any]]:

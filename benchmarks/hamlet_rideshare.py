@@ -38,7 +38,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
     sys.path.insert(0, str(HERE))
     from trendagg.engine import run_strategy
     from trendagg.generate import rideshare
-    from trendagg.io import EventBatch
+    from trendagg.io import from_records
     from trendagg.language import parse
     from trendagg.plan.compile import compile_workload
     from workloads import sharing_workload
@@ -49,7 +49,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
         max_legs=int(config["legs"]),  # type: ignore[arg-type]
         seed=11,
     )
-    events = EventBatch.from_records(records).events
+    events = from_records(records).events
     plans = compile_workload(
         parse(sharing_workload(int(config["k"]), predicates=bool(config["predicates"])))
     )  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trendagg.engine import run_strategy
-from trendagg.io import EventBatch
+from trendagg.io import from_records
 from trendagg.language import ast, parse
 from trendagg.plan.compile import compile_query, compile_workload
 
@@ -15,7 +15,7 @@ def run_text(
     text: str, records: Iterable[Mapping[str, object]], strategy: str = "greta"
 ) -> list[Any]:
     plans = compile_workload(parse(text))
-    read = EventBatch.from_records(list(records))
+    read = from_records(list(records))
     assert not read.rejected, read.rejected
     return run_strategy(plans, read.events, strategy)
 
@@ -24,7 +24,7 @@ def run_queries(
     queries: list[ast.Query], records: Iterable[Mapping[str, object]], strategy: str, **kw: Any
 ) -> list[Any]:
     plans = [compile_query(q) for q in queries]
-    read = EventBatch.from_records(list(records))
+    read = from_records(list(records))
     return run_strategy(plans, read.events, strategy, **kw)
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from helpers import canon, run_queries
 from trendagg.engine import run_strategy
-from trendagg.io import EventBatch
+from trendagg.io import EventBatch, from_records
 from trendagg.language import ast, parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import QueryPlan, compile_query, compile_workload
@@ -369,7 +369,7 @@ def _engine(queries: list[ast.Query], events: list[dict[str, object]], strategy:
     else:
         ex = HamletExecutor(plans, sharing_plan(plans, strategy, compiled=False))
     rows = []
-    for t, batch in time_batches(EventBatch.from_records(events).events):
+    for t, batch in time_batches(from_records(events).events):
         rows.extend(ex.step(t, batch))
     rows.extend(ex.finish())
     return rows
@@ -440,7 +440,7 @@ STOCK = (
 
 def _stock(n: int) -> EventBatch:
     prices = [50 + (i * 37) % 23 + i // 3 for i in range(n)]
-    return EventBatch.from_records(
+    return from_records(
         [{"type": "S", "time": i // 2, "price": p} for i, p in enumerate(prices)]
     ).events
 
@@ -481,7 +481,7 @@ def test_a_negated_transition_keeps_the_scan() -> None:
         parse("RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) WHERE A.x < NEXT(B).x WITHIN 9 s")
     )
     assert ("A", "B") in plans[0].edge_indexes
-    events = EventBatch.from_records(
+    events = from_records(
         [{"type": t, "time": i, "x": i % 3} for i, t in enumerate("AABCAB")]
     ).events
     rows, ex = _run(plans, events)
@@ -518,7 +518,7 @@ def test_a_saved_engine_keeps_its_index(indexed: bool) -> None:
 
 def test_sums_stay_exact_with_float_prices() -> None:
     """Float attributes enter sums as Fractions; the index adds them exactly too."""
-    events = EventBatch.from_records(
+    events = from_records(
         [{"type": "S", "time": i, "price": 0.1 * (i % 7) + i / 3} for i in range(60)]
     ).events
     plans = compile_workload(parse(STOCK))

@@ -9,7 +9,7 @@ from hypothesis import given
 
 from helpers import canon, run_queries, stream
 from trendagg.engine import run_strategy
-from trendagg.io import EventBatch
+from trendagg.io import from_records
 from trendagg.language import ast, parse
 from trendagg.optimizer.candidates import analyze
 from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
@@ -27,13 +27,13 @@ def run(
     # the Python HAMLET executor and its counters (the kernel has tests of its own)
     rows = run_strategy(
         plans,
-        EventBatch.from_records(records).events,
+        from_records(records).events,
         strategy,
         stats=stats,
         log=log,
         compiled=False,
     )
-    compiled = run_strategy(plans, EventBatch.from_records(records).events, strategy)
+    compiled = run_strategy(plans, from_records(records).events, strategy)
     assert canon(compiled) == canon(rows)
     return rows, stats.get("hamlet")
 

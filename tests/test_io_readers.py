@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trendagg.errors import InputError
-from trendagg.io import EventBatch, ReadResult, RejectedRow, read_events
+from trendagg.io import EventBatch, ReadResult, RejectedRow, from_records, read_events
 from trendagg.io.readers import _read_csv_python
 from trendagg.io.values import exact_int, int_text, iso_column, parse_cell, time_value
 
@@ -103,7 +103,7 @@ def test_missing_type_column_message_in_every_format(tmp_path: Path) -> None:
             read_events(path)
         assert str(info.value).endswith(hint)
     with pytest.raises(InputError, match="type column 'type' not found") as info:
-        EventBatch.from_records([{"time": 1}])
+        from_records([{"time": 1}])
     assert str(info.value).endswith(hint)
 
 
@@ -687,7 +687,7 @@ def test_from_records_follows_json_rules() -> None:
         {"type": "B", "time": 1.5, "price": Decimal("2.50")},
         ["not", "a", "mapping"],
     ]
-    result = EventBatch.from_records(records, numeric={"A": {"price"}})  # type: ignore[arg-type]
+    result = from_records(records, numeric={"A": {"price"}})  # type: ignore[arg-type]
     events = result.events
     assert events.types == ["A", "B"]
     assert events.times == [FEB8_0930, 1.5]
@@ -921,7 +921,7 @@ def test_from_records_event_type_with_and_without_type_key() -> None:
         {"type": "T", "time": 3},
         ["not", "a", "mapping"],
     ]
-    result = EventBatch.from_records(records, event_type="Stock")  # type: ignore[arg-type]
+    result = from_records(records, event_type="Stock")  # type: ignore[arg-type]
     events = result.events
     assert events.types == ["Stock"] * 3
     assert events.times == [FEB8, 2, 3]
@@ -933,13 +933,13 @@ def test_from_records_event_type_with_and_without_type_key() -> None:
     assert [(r.row, r.reason) for r in result.rejected] == [
         (4, "record is an array, not an object")
     ]
-    only_times = EventBatch.from_records([{"ts": 1}], event_type="Tick", time_col="ts")
+    only_times = from_records([{"ts": 1}], event_type="Tick", time_col="ts")
     assert only_times.events.types == ["Tick"] and only_times.events.columns == {}
 
 
 def test_event_type_applies_to_empty_inputs(tmp_path: Path) -> None:
     assert len(read_events(csv_file(tmp_path, "time,x\n"), event_type="E").events) == 0
-    assert len(EventBatch.from_records([], event_type="E").events) == 0
+    assert len(from_records([], event_type="E").events) == 0
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
@@ -956,7 +956,7 @@ def test_empty_event_type_is_an_input_error(tmp_path: Path, blank: str) -> None:
         read_events(tmp_path / "absent.csv", event_type=blank)  # checked before the file
     assert str(info.value) == expected
     with pytest.raises(InputError) as info:
-        EventBatch.from_records([{"type": "A", "time": 1}], event_type=blank)
+        from_records([{"type": "A", "time": 1}], event_type=blank)
     assert str(info.value) == expected
 
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from helpers import canon
 from trendagg.engine import Runner, run_strategy
 from trendagg.errors import ExecutionError
-from trendagg.io import EventBatch
+from trendagg.io import from_records
 from trendagg.kernels import executor as kexec
 from trendagg.kernels.program import lower
 from trendagg.language import parse
@@ -125,7 +125,7 @@ def merging_workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
 
 def _run(text: str, records: list[dict[str, object]], strategy: str, **kw: Any) -> list[Any]:
     plans = compile_workload(parse(text))
-    return run_strategy(plans, EventBatch.from_records(records).events, strategy, **kw)
+    return run_strategy(plans, from_records(records).events, strategy, **kw)
 
 
 @settings(max_examples=150, deadline=None)
@@ -173,7 +173,7 @@ def test_chunks_and_watermarks_equal_one_batch(
     rows = []
     bounds = sorted({0, len(records), *[min(c, len(records)) for c in cuts]})
     for lo, hi in zip(bounds, bounds[1:], strict=False):
-        rows += runner.feed(EventBatch.from_records(records[lo:hi]).events)
+        rows += runner.feed(from_records(records[lo:hi]).events)
         if hi < len(records):
             rows += runner.advance(records[hi]["time"])
     rows += runner.finish()
@@ -183,7 +183,7 @@ def test_chunks_and_watermarks_equal_one_batch(
 def test_a_queries_kernel_is_used() -> None:
     plans = compile_workload(parse("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"))
     runner = Runner(plans, "hamlet")
-    runner.feed(EventBatch.from_records([{"type": "A", "time": 1}]).events)
+    runner.feed(from_records([{"type": "A", "time": 1}]).events)
     assert runner.compiled is not None and runner.executor is None
 
 
@@ -387,11 +387,9 @@ def test_lanes_follow_the_kleene_events_not_all_events() -> None:
 def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
     plans = compile_workload(parse("q: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;"))
     runner = Runner(plans, "hamlet")
-    runner.feed(
-        EventBatch.from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": 5}]).events
-    )
+    runner.feed(from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": 5}]).events)
     with pytest.raises(ExecutionError, match="--engine reference"):
-        runner.feed(EventBatch.from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
+        runner.feed(from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
 
 
 def test_only_states_something_reads_keep_registers() -> None:

@@ -18,7 +18,7 @@ from hypothesis import given
 
 from trendagg.cli import main
 from trendagg.engine import Runner
-from trendagg.io import EventBatch
+from trendagg.io import from_records
 from trendagg.kernels.program import lower, shared_classes
 from trendagg.language import ast, parse
 from trendagg.optimizer.plan import sharing_plan
@@ -71,7 +71,7 @@ def test_the_plan_says_what_each_executor_shares() -> None:
 def _runner(queries: list[ast.Query], records: list[dict[str, object]], strategy: str) -> Runner:
     plans = [compile_query(q) for q in queries]
     runner = Runner(plans, strategy)
-    runner.feed(EventBatch.from_records(records).events)
+    runner.feed(from_records(records).events)
     runner.finish()
     return runner
 
@@ -121,7 +121,7 @@ def test_a_query_whose_sum_mixes_kinds_moves_to_python_and_the_plan_says_so() ->
         {"type": "B", "time": 2, "v": 1},
         {"type": "B", "time": 3, "v": 0.5},
     ]
-    runner.feed(EventBatch.from_records(records).events)
+    runner.feed(from_records(records).events)
     assert [r.executor for r in runner.sharing.routes] == ["python", "compiled"]
     assert "mixes kinds" in runner.sharing.routes[0].reason
     rows = {r.query: r.values for r in runner.finish()}

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from helpers import canon
 from trendagg.engine import Runner, run_strategy
 from trendagg.errors import ExecutionError
-from trendagg.io import EventBatch
+from trendagg.io import from_records
 from trendagg.language import ast, parse
 from trendagg.plan.compile import compile_query, compile_workload
 from workloads import cases, shared_cases
@@ -35,13 +35,11 @@ def test_chunked_feeding_equals_one_batch(
 ) -> None:
     queries, events = case
     plans = [compile_query(q) for q in queries]
-    expected = run_strategy(
-        plans, EventBatch.from_records(events).events, strategy, trend_limit=500_000
-    )
+    expected = run_strategy(plans, from_records(events).events, strategy, trend_limit=500_000)
     runner = Runner(plans, strategy, trend_limit=500_000)
     rows = []
     for piece in _chunks(events, cuts):
-        rows.extend(runner.feed(EventBatch.from_records(piece).events))
+        rows.extend(runner.feed(from_records(piece).events))
     rows.extend(runner.finish())
     assert canon(rows) == canon(expected)
 
@@ -64,12 +62,12 @@ def test_saved_and_restored_state_continues_exactly(
 
     queries, events = case
     plans = [compile_query(q) for q in queries]
-    expected = run_strategy(plans, EventBatch.from_records(events).events, strategy)
+    expected = run_strategy(plans, from_records(events).events, strategy)
     runner = Runner(plans, strategy)
     rows = []
     pieces = _chunks(events, cuts)
     for i, piece in enumerate(pieces):
-        rows.extend(runner.feed(EventBatch.from_records(piece).events))
+        rows.extend(runner.feed(from_records(piece).events))
         later = [e["time"] for p in pieces[i + 1 :] for e in p]
         if advance and later:
             rows.extend(runner.advance(min(later)))  # a watermark: nothing earlier will come
@@ -83,11 +81,9 @@ def test_saved_and_restored_state_continues_exactly(
 def test_rows_come_out_as_windows_close() -> None:
     plans = compile_workload(parse("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"))
     runner = Runner(plans, "greta")
-    first = runner.feed(
-        EventBatch.from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2}]).events
-    )
+    first = runner.feed(from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2}]).events)
     assert first == []  # window [0, 10) is still open
-    second = runner.feed(EventBatch.from_records([{"type": "B", "time": 10}]).events)
+    second = runner.feed(from_records([{"type": "B", "time": 10}]).events)
     assert [(r.window_start, r.values["COUNT(*)"]) for r in second] == [(0, 1)]
     assert runner.finish() == []  # the window [10, 20) has a B but no trend
 
@@ -95,9 +91,9 @@ def test_rows_come_out_as_windows_close() -> None:
 def test_events_out_of_time_order_are_refused() -> None:
     plans = compile_workload(parse("RETURN COUNT(*) PATTERN A+ WITHIN 10 s"))
     runner = Runner(plans, "hamlet")
-    runner.feed(EventBatch.from_records([{"type": "A", "time": 5}]).events)
+    runner.feed(from_records([{"type": "A", "time": 5}]).events)
     with pytest.raises(ExecutionError, match="arrived after time 5"):
-        runner.feed(EventBatch.from_records([{"type": "A", "time": 4}]).events)
+        runner.feed(from_records([{"type": "A", "time": 4}]).events)
 
 
 @pytest.mark.parametrize("strategy", ["hamlet", "greta"])
@@ -109,10 +105,10 @@ def test_a_restored_runner_keeps_partition_wildcards(strategy: str) -> None:
     text = "RETURN B.h, COUNT(*) PATTERN SEQ(NOT E, B) GROUP-BY B.h WITHIN 9 s SLIDE 3 s"
     plans = compile_workload(parse(text))
     runner = Runner(plans, strategy)
-    rows = runner.feed(EventBatch.from_records([{"type": "E", "time": 4, "h": "q"}]).events)
+    rows = runner.feed(from_records([{"type": "E", "time": 4, "h": "q"}]).events)
     rows += runner.advance(8)
     runner = loads(dumps(runner, plans), compile_workload(parse(text)))
-    rows += runner.feed(EventBatch.from_records([{"type": "B", "time": 8, "h": "q"}]).events)
+    rows += runner.feed(from_records([{"type": "B", "time": 8, "h": "q"}]).events)
     rows += runner.finish()
     # windows [0, 9) and [3, 12) hold E before B; only [6, 15) has a trend
     assert [(r.window_start, r.values["COUNT(*)"]) for r in rows] == [(6, 1)]

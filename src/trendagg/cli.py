@@ -99,15 +99,16 @@ def _writing(what: str, path: str | None) -> Iterator[None]:
 
 
 def _format_for(path: str | None, fmt: str | None) -> str:
+    """The result format of -o PATH: --format, else the extension; a gzipped name
+    (.parquet.gz too) is text, JSON Lines unless it says CSV."""
+    from trendagg.io.formats import name_format
+
     if fmt is not None:
         return fmt
-    if path is not None:
-        suffix = "".join(Path(path).suffixes[-2:]).lower()
-        if suffix.endswith(".csv") or suffix.endswith(".csv.gz"):
-            return "csv"
-        if suffix.endswith((".parquet", ".pq")):
-            return "parquet"
-    return "jsonl"
+    kind = name_format(path)
+    if kind is None or (kind == "parquet" and str(path).lower().endswith(".gz")):
+        return "jsonl"
+    return kind
 
 
 def _progress(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.io.assemble import from_records
 from trendagg.io.batch import EventBatch, RejectedRow
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
@@ -101,7 +102,7 @@ def run_events(
     rejected: list[RejectedRow] = []
     if not isinstance(events, EventBatch | ColumnarBatch):
         read = read or ReadOptions()
-        records = EventBatch.from_records(
+        records = from_records(
             events,
             type_col=read.type_col,
             time_col=read.time_col,

@@ -1,7 +1,7 @@
 """Events in, results out: readers, writers and rejected rows.
 
 ``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch`
-(plus every rejected row); ``write_results`` writes :class:`ResultRow` objects
+(plus every rejected row), ``from_records`` Python mappings; ``write_results`` writes :class:`ResultRow` objects
 as JSON Lines, CSV or Parquet with integers exact at any size. pyarrow is
 imported only when a file is read or written, so importing this package is
 cheap.
@@ -9,6 +9,7 @@ cheap.
 
 from __future__ import annotations
 
+from trendagg.io.assemble import from_records
 from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
 from trendagg.io.readers import read_events
 from trendagg.io.rejects import summarize_rejects, write_rejects
@@ -21,6 +22,7 @@ __all__ = [
     "RejectedRow",
     "ResultRow",
     "format_table",
+    "from_records",
     "read_events",
     "summarize_rejects",
     "write_rejects",

@@ -340,3 +340,58 @@ def _kind(value: object) -> str:
     if isinstance(value, list | tuple):
         return "an array"
     return f"a {type(value).__name__}"
+
+
+def from_records(
+    records: Iterable[Mapping[str, object]],
+    *,
+    type_col: str = "type",
+    time_col: str = "time",
+    event_type: str | None = None,
+    source: str = "<records>",
+    numeric: Mapping[str, Iterable[str]] | None = None,
+) -> ReadResult:
+    """Build events from Python mappings with the JSON Lines rules.
+
+    Values are brought into the value model as JSON values are (booleans
+    become ``'true'``/``'false'``, nested values their JSON text), times
+    may be numbers, ISO-8601 strings, or ``datetime``/``date`` objects.
+    Rows are numbered from 1 in iteration order.
+
+    Parameters
+    ----------
+    records
+        One mapping per event.
+    type_col, time_col
+        Keys that hold the event type and time.
+    event_type
+        When given, every record is an event of this type: no type key
+        is needed, and ``type_col``, if present, is an attribute like
+        any other key.
+    source
+        Name used in messages and rejected rows.
+    numeric
+        Event type -> attributes that the queries read numerically; a
+        present non-number value of such an attribute rejects the row.
+
+    Returns
+    -------
+    ReadResult
+        The events and the rejected records.
+
+    Raises
+    ------
+    InputError
+        When there are records but none has the type key (unless
+        ``event_type`` is given) or the time key, or when ``event_type``
+        is empty.
+    """
+    return from_mappings(
+        enumerate(records, start=1),
+        source=source,
+        type_col=type_col,
+        time_col=time_col,
+        event_type=event_type,
+        numeric=numeric,
+        what="record",
+    )

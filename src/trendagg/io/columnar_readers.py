@@ -41,11 +41,11 @@ from trendagg.io.assemble import assemble, check_columns
 from trendagg.io.batch import RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of, times_of
 from trendagg.io.columnar_assemble import Undecided, assemble_table, has_byte
+from trendagg.io.formats import is_gzip
 from trendagg.io.readers import (
     _check_quotes,
     _csv_header,
     _given_header,
-    _is_gzip,
     _not_utf8,
     _parquet_table,
     _text_column,
@@ -193,7 +193,7 @@ def _plan(
     if kind != "parquet":
         if location.is_dir() or (names is not None and kind != "csv"):
             read_events(path, fmt=fmt, columns=names)  # raises read_events' message
-        gzipped = _is_gzip(location)
+        gzipped = is_gzip(location)
     if kind == "csv":
         given = None if names is None else _given_header(list(names), source)
         header = given if given is not None else _csv_header(location, source, gzipped)

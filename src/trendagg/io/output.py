@@ -42,13 +42,3 @@ def open_output(
     else:
         with location.open("w", encoding="utf-8", newline="") as handle:
             yield handle
-
-
-def suffix_of(path: str | os.PathLike[str] | None) -> str:
-    """The lower-case extension of a path, ignoring a final ``.gz`` ('' for None)."""
-    if path is None:
-        return ""
-    suffixes = [suffix.lower() for suffix in Path(path).suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes.pop()
-    return suffixes[-1] if suffixes else ""

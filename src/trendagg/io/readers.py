@@ -35,6 +35,7 @@ from trendagg.io.assemble import (
     from_mappings,
 )
 from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
+from trendagg.io.formats import event_format, is_gzip
 from trendagg.io.values import (
     INT_PATTERN,
     NUMBER_PATTERN,
@@ -47,17 +48,6 @@ from trendagg.io.values import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FORMATS = ("csv", "jsonl", "parquet")
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-_ALIASES = {"json": "jsonl", "ndjson": "jsonl", "pq": "parquet"}
-_GZIP_MAGIC = b"\x1f\x8b"
 _INT64_SAFE_CHARS = 18  # any literal of at most 18 characters fits int64
 _TIME_UNITS = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _JSON_BLANKS = " \t\r\n"  # the whitespace JSON allows around a value
@@ -74,7 +64,7 @@ def locate(
     source = os.fspath(path)
     if not location.exists():
         raise InputError(f"event file '{source}' does not exist; check the path")
-    return location, source, resolve_format(location, fmt)
+    return location, source, event_format(location, fmt)
 
 
 def read_events(
@@ -139,7 +129,7 @@ def read_events(
             f"column names are for CSV files without a header row; {source} is {kind}, "
             "whose columns are named in the file"
         )
-    gzipped = _is_gzip(location)
+    gzipped = is_gzip(location)
     if kind == "csv":
         names = None if columns is None else _given_header(list(columns), source)
         return _read_csv(
@@ -155,33 +145,6 @@ def read_events(
     return _read_jsonl(
         location, source, gzipped, type_col, time_col, numeric, event_type=event_type
     )
-
-
-def resolve_format(path: Path, fmt: str | None) -> str:
-    """Return 'csv', 'jsonl' or 'parquet' for a path and an optional format."""
-    if fmt is not None:
-        name = fmt.lower().lstrip(".")
-        name = _ALIASES.get(name, name)
-        if name not in FORMATS:
-            raise InputError(f"unknown event format '{fmt}'; use 'csv', 'jsonl' or 'parquet'")
-        return name
-    if path.is_dir():
-        return "parquet"
-    suffixes = [suffix.lower() for suffix in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes.pop()
-    if suffixes and suffixes[-1] in _EXTENSIONS:
-        return _EXTENSIONS[suffixes[-1]]
-    raise InputError(
-        f"cannot tell the format of '{path}' from its extension; name it .csv, .jsonl "
-        "or .parquet (.csv.gz and .jsonl.gz work too), or in the Python API pass "
-        "fmt='csv', 'jsonl' or 'parquet'"
-    )
-
-
-def _is_gzip(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(2) == _GZIP_MAGIC
 
 
 @contextmanager
@@ -702,7 +665,7 @@ def decimal_warnings(path: str, attributes: set[str]) -> list[str]:
     import pyarrow.dataset as ds
 
     location = Path(path)
-    if not location.exists() or resolve_format(location, None) != "parquet":
+    if not location.exists() or event_format(location, None) != "parquet":
         return []
     try:
         schema = ds.dataset(path, format="parquet").schema

@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from trendagg.io.batch import RejectedRow
-from trendagg.io.output import open_output, suffix_of
+from trendagg.io.formats import suffix_of
+from trendagg.io.output import open_output
 from trendagg.io.values import cell_text, json_text
 
 _FIXED = ("_source", "_row", "_reason")

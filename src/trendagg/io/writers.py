@@ -16,22 +16,14 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, TextIO
 
 from trendagg.errors import InputError
-from trendagg.io.output import open_output, suffix_of
+from trendagg.io.formats import result_format
+from trendagg.io.output import open_output
 from trendagg.io.results import ResultRow
 from trendagg.io.values import cell_text, int_text, json_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-RESULT_FORMATS = ("jsonl", "csv", "parquet")
-_SUFFIX_FORMATS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 _FIXED = ("query", "window_start", "window_end")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _DECIMAL38_LIMIT = 10**38
@@ -71,7 +63,7 @@ def write_results(
     value name equal to an earlier column is prefixed ``values.``, a group
     key equal to a fixed column ``group.``.
     """
-    kind = _result_format(path, fmt)
+    kind = result_format(path, fmt)
     if kind == "jsonl":
         count = 0
         with open_output(path, stream) as out:
@@ -92,15 +84,6 @@ def write_results(
         raise InputError("Parquet results need a file: pass an output path ending in .parquet")
     _write_parquet(rows, path)
     return len(rows)
-
-
-def _result_format(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
-    if fmt is None:
-        return _SUFFIX_FORMATS.get(suffix_of(path), "jsonl")
-    kind = {"json": "jsonl", "ndjson": "jsonl", "pq": "parquet"}.get(fmt.lower(), fmt.lower())
-    if kind not in RESULT_FORMATS:
-        raise InputError(f"unknown result format '{fmt}'; use 'jsonl', 'csv' or 'parquet'")
-    return kind
 
 
 def result_json(row: ResultRow) -> str:

@@ -9,7 +9,7 @@ and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per Spark
 partition, fed one Arrow batch at a time: the state is carried across batches
 and no partition is held in memory whole.
 
-Rows are converted with the same rules as the local engine (``EventBatch.
+Rows are converted with the same rules as the local engine (``trendagg.io.
 from_records``), so both engines read the same values. The result is a
 DataFrame with the columns
 
@@ -741,12 +741,13 @@ def read_frame(
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from trendagg.io.readers import parquet_schema, resolve_format
+    from trendagg.io.formats import event_format
+    from trendagg.io.readers import parquet_schema
 
     p = Path(path)
     if not p.exists():
         raise InputError(f"event file '{path}' does not exist; check the path")
-    kind = resolve_format(p, None)
+    kind = event_format(p, None)
     if columns is not None and kind != "csv":
         raise InputError(
             f"column names are for CSV files without a header row; {path} is {kind}, "
@@ -824,8 +825,9 @@ def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], b
     import codecs
 
     from trendagg.io import readers
+    from trendagg.io.formats import is_gzip
 
-    gzipped = readers._is_gzip(path)
+    gzipped = is_gzip(path)
     header = readers._csv_header(path, source, gzipped) if has_header else []
     decoder = codecs.getincrementaldecoder("utf-8")()
     quotes = 0
@@ -848,8 +850,9 @@ def check_jsonl(path: Any, source: str) -> str:
     """A JSON Lines file checked on the driver as the local reader checks it (a file that
     is one JSON array is refused with its message): the path Spark reads."""
     from trendagg.io import readers
+    from trendagg.io.formats import is_gzip
 
-    gzipped = readers._is_gzip(path)
+    gzipped = is_gzip(path)
     try:
         with readers._binary(path, gzipped) as handle:
             for number, line in enumerate(handle, start=1):

@@ -134,17 +134,17 @@ def parse_lateness(text: str | float | int) -> float:
 
 def _source_format(path: Path, given: str | None) -> str:
     """csv, json or parquet: as given, else from the first file of the directory whose name
-    the readers know (the rules of :func:`trendagg.io.readers.resolve_format`)."""
-    from trendagg.io.readers import resolve_format
+    the readers know (the rules of :func:`trendagg.io.formats.event_format`)."""
+    from trendagg.io.formats import event_format
 
     spark_name = {"csv": "csv", "jsonl": "json", "parquet": "parquet"}
     if given:
-        return spark_name[resolve_format(path, given)]
+        return spark_name[event_format(path, given)]
     for file in sorted(path.iterdir(), key=lambda p: p.name.lower()):
         if not file.is_file() or file.name.startswith((".", "_")):
             continue
         try:
-            return spark_name[resolve_format(file, None)]
+            return spark_name[event_format(file, None)]
         except InputError:
             continue
     raise InputError(
