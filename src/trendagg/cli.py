@@ -51,7 +51,7 @@ def _read_events(args: argparse.Namespace, plans: list[Any], columnar: bool = Fa
     """Events of args.events with the column options, rejecting what the queries cannot read;
     ``columnar``: as arrays (read_columnar, the same rules and rejects), for the kernels."""
     from trendagg.io import read_events
-    from trendagg.io.columnar_readers import read_columnar
+    from trendagg.io.readers import read_columnar
     from trendagg.plan.compile import attributes_read, numeric_requirements
 
     options: dict[str, Any] = {
@@ -173,7 +173,7 @@ def _summary(
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.engine import run_strategy
     from trendagg.io import summarize_rejects, write_rejects, write_results
-    from trendagg.io.readers import decimal_warnings
+    from trendagg.io.parquet import decimal_warnings
     from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
 
     check_outputs(
