@@ -45,13 +45,12 @@ from trendagg.io import (
     text,
 )
 from trendagg.io import csv as csv_reader
-from trendagg.io.assemble import assemble_table
+from trendagg.io.assemble import arrow_values, assemble_table
 from trendagg.io.columnar import ColumnarBatch, Gather, times_of
 from trendagg.io.jsonl import parse_json_line
 from trendagg.io.options import ReadOptions
 from trendagg.io.readers import iter_columnar, read_columnar
 from trendagg.io.values import (
-    arrow_values,
     exact_int,
     int_text,
     json_text,
@@ -594,8 +593,9 @@ def test_clean_files_never_take_the_slow_path(
 
     for name in ("python_csv_chunks",):
         monkeypatch.setattr(readers, name, refuse)
-    for name in ("text_values", "column_of", "arrow_values", "assemble_columns"):
+    for name in ("column_of", "arrow_values", "assemble_columns"):
         monkeypatch.setattr(assemble, name, refuse)
+    monkeypatch.setattr(text, "text_values", refuse)
     monkeypatch.setattr(ColumnarBatch, "from_events", refuse)
     parsed: list[object] = []
     monkeypatch.setattr(assemble, "time_value", lambda v: parsed.append(v) or time_value(v))
@@ -674,7 +674,7 @@ def test_naive_and_fast_cell_rules_agree(pieces: list[list[str]], cut: int) -> N
     as_time = pa.table({"type": pa.array(["A"] * n, pa.string()), "time": column, "v": column})
     options = ReadOptions(numeric={"A": ["v"]})
     for table in (as_type, as_time):
-        got = assemble_table(table, options, source="s", text=True)
+        got = assemble_table(table, options, source="s", csv=True)
         rows: list[Row] = []
         for i, record in enumerate(table.to_pylist()):
             values = {name: parse_cell(cell) for name, cell in record.items()}

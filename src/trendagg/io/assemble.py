@@ -2,15 +2,15 @@
 
 Every reader hands its rows here, so that the rules on types, times and numeric
 attributes are written once and hold for CSV, JSON Lines, Parquet and Python
-records alike (SEMANTICS.md, "Events"). A column comes in one of three forms:
-CSV text (each cell read as :func:`~trendagg.io.values.parse_cell` reads it, on
-its bytes, see :mod:`trendagg.io.text`; the event type is the stripped cell), a
-typed Arrow column (Parquet: as :func:`~trendagg.io.values.arrow_values` reads
-it), or values of the value model (JSON Lines, Python records). Text columns and
-event types are dictionary encoded; ISO-8601 times of plain shapes are parsed by
-pyarrow, the others by :func:`~trendagg.io.values.time_value`. A table whose type
-or time column the arrays cannot hold (integers too long for int64, ``1e999``,
-booleans, decimals...) is read as values, cell by cell: the slow path.
+records alike (SEMANTICS.md, "Events"). A column comes in one of three forms: CSV
+text (each cell as :func:`~trendagg.io.values.parse_cell` reads it, on its bytes,
+see :mod:`trendagg.io.text`; the event type is the stripped cell), a typed Arrow
+column (Parquet, as :func:`arrow_values` reads it), or values of the value model
+(JSON Lines, Python records). Text columns and event types are dictionary encoded;
+ISO-8601 times of plain shapes are parsed by pyarrow, the others by
+:func:`~trendagg.io.values.time_value`. A table whose type or time column no array
+holds (integers too long for int64, ``1e999``, booleans, decimals...) is read as
+values, cell by cell: the slow path, with the same rules.
 """
 
 from __future__ import annotations
@@ -24,43 +24,26 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from trendagg.errors import InputError
+from trendagg.io import text
 from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
 from trendagg.io.options import ReadOptions
-from trendagg.io.text import (
-    EMPTY,
-    FAILED,
-    FLOAT,
-    INT,
-    ODD,
-    TEXT,
-    Cells,
-    bools,
-    cells_of,
-    classify,
-    encode,
-    filled,
-    lengths,
-    plain_numbers,
-    stripped,
-    text_values,
-)  # fmt: skip
+from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
 from trendagg.io.values import (
-    TIME_UNITS,
-    arrow_values,
+    decimal_value,
     json_text,
     normalize_value,
     shown,
     time_value,
     type_text,
-)  # fmt: skip
+)
 from trendagg.limits import TIME_LIMIT, time_out_of_range
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _EXACT_FLOAT_INT = 2**53
-_MICROS = 1_000_000
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # Arrow time units
 # ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree (checked
 # value by value in the tests), the year 0 aside: pyarrow parses these.
 _PLAIN_ISO = (
@@ -72,7 +55,7 @@ Records = Callable[[list[int]], list[dict[str, object]]]  # positions -> raw rec
 
 
 class _Slow(Exception):
-    """The arrays cannot hold this table's type or time column: read it as values."""
+    """No array holds this table's type or time column: read the table as values."""
 
 
 @dataclass
@@ -81,14 +64,14 @@ class _Text:
 
     codes: np.ndarray
     valid: np.ndarray
-    dictionary: pa.Array
+    words: list[str]
 
 
 def assemble_table(
-    table: pa.Table, options: ReadOptions, *, source: str, text: bool, first_row: int = 1
+    table: pa.Table, options: ReadOptions, *, source: str, csv: bool, first_row: int = 1
 ) -> ColumnarResult:
     """Events and rejected rows of the rows ``first_row``, ``first_row + 1``, ... of
-    ``source``: CSV text with ``text`` (every column a string), else typed columns.
+    ``source``: with ``csv`` every column is CSV text, else the columns are typed.
     InputError when a column appears twice or a needed column is missing."""
     import pyarrow as pa
 
@@ -101,13 +84,14 @@ def assemble_table(
     def records(bad: list[int]) -> list[dict[str, object]]:
         return cast(list[dict[str, object]], table.take(pa.array(bad, pa.int64())).to_pylist())
 
-    form = "text" if text else "typed"
+    form = "text" if csv else "typed"
     try:
         columns = {name: (form, table.column(name)) for name in names}
         return _assemble(columns, table.num_rows, options, source, rows, records)
     except _Slow:
-        values = {name: (text_values if text else arrow_values)(table[name]) for name in names}
-        if text and options.event_type is None:
+        read = text.text_values if csv else arrow_values
+        values = {name: read(table.column(name)) for name in names}
+        if csv and options.event_type is None:
             cells = table.column(options.type_col).to_pylist()
             values[options.type_col] = [None if c is None else c.strip() or None for c in cells]
         return assemble_columns(values, rows.tolist(), records, options, source=source)
@@ -147,11 +131,11 @@ def _assemble(
     reasons: dict[int, str] = {}
     type_form = columns.get(options.type_col, none)
     if options.event_type is None:
-        codes, type_words, has_type = _type_codes(*type_form)
+        codes, type_names, has_type = _type_codes(*type_form)
         for i in np.flatnonzero(~has_type).tolist():
             reasons[i] = f"no event type in column '{options.type_col}'"
     else:
-        codes, type_words, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
+        codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
     bad = ~has_type
     time_form, time_column = columns.get(options.time_col, none)
     times, time_ints = _times(time_form, time_column, bad, reasons, options.time_col)
@@ -162,7 +146,7 @@ def _assemble(
         if name not in needed and (kept is None or name in kept)
     }
     if options.numeric:
-        _check_numeric(attributes, codes, type_words, options, bad, reasons)
+        _check_numeric(attributes, codes, type_names, options, bad, reasons)
     found = sorted(reasons)
     given = [
         RejectedRow(source, int(rows[i]), reasons[i], record)
@@ -174,21 +158,17 @@ def _assemble(
     if keep is not None:
         codes, rows, times = codes[keep], rows[keep], times[keep]
         time_ints = None if time_ints is None else time_ints[keep]
-    codes, type_names = _compact(codes, None, type_words)
+    codes, type_names = _compact(codes, None, type_names)
     if type_form[0] == "values":  # types named in the order the kept events have them
-        codes, type_names = _in_order(codes, type_names)
+        order = np.argsort(np.unique(codes, return_index=True)[1])
+        remap = np.empty(len(order), np.int32)
+        remap[order] = np.arange(len(order), dtype=np.int32)
+        codes, type_names = remap[codes], [type_names[k] for k in order.tolist()]
     if time_ints is not None and time_ints.all():
         times, time_ints = times.astype(np.int64), None  # the float times were all rejected
     columns_kept = {name: _finish(column, keep) for name, column in attributes.items()}
-    batch = ColumnarBatch(
-        codes,
-        type_names,
-        times,
-        columns_kept,
-        rows,
-        source,
-        time_ints if np.any(time_ints) else None,
-    )
+    time_ints = time_ints if np.any(time_ints) else None
+    batch = ColumnarBatch(codes, type_names, times, columns_kept, rows, source, time_ints)
     return ColumnarResult(batch, given)
 
 
@@ -199,17 +179,16 @@ def _finish(column: Column | _Text | list[object], keep: np.ndarray | None) -> C
         codes, valid = column.codes, column.valid
         if keep is not None:
             codes, valid = codes[keep], valid[keep]
-        codes, words = _compact(codes, valid, column.dictionary)
+        codes, words = _compact(codes, valid, column.words)
         return Column("text", codes, valid, words)
     return column if keep is None else column.take(keep)
 
 
 def _compact(
-    codes: np.ndarray, valid: np.ndarray | None, dictionary: pa.Array | list[str]
+    codes: np.ndarray, valid: np.ndarray | None, words: list[str]
 ) -> tuple[np.ndarray, list[str]]:
-    """Codes and words of the dictionary entries in use (``valid`` None: every code
-    is; codes of missing cells become 0)."""
-    words = dictionary if isinstance(dictionary, list) else dictionary.to_pylist()
+    """Codes and words of the words in use (``valid`` None: every code is; codes of
+    missing cells become 0)."""
     if not words:
         return np.zeros(len(codes), np.int32), []
     used = np.bincount(codes if valid is None else codes[valid], minlength=len(words)) > 0
@@ -222,25 +201,16 @@ def _compact(
     return codes.astype(np.int32, copy=False), [w for w, u in zip(words, used, strict=True) if u]
 
 
-def _in_order(codes: np.ndarray, words: list[str]) -> tuple[np.ndarray, list[str]]:
-    """The codes renumbered so that the words come in the order of their first code."""
-    order = np.argsort(np.unique(codes, return_index=True)[1])
-    remap = np.empty(len(order), np.int32)
-    remap[order] = np.arange(len(order), dtype=np.int32)
-    return remap[codes], [words[k] for k in order.tolist()]
-
-
 def _check_numeric(
     attributes: Mapping[str, Column | _Text | list[object]],
     codes: np.ndarray,
-    type_words: pa.Array | list[str],
+    type_names: list[str],
     options: ReadOptions,
     bad: np.ndarray,
     reasons: dict[int, str],
 ) -> None:
     """Reject rows whose numerically-read attributes hold text. Missing values are fine:
     the engine does not bind such an event (SEMANTICS.md, "Predicates")."""
-    words = type_words if isinstance(type_words, list) else type_words.to_pylist()
     readers: dict[str, set[str]] = {}
     for event_type, names in (options.numeric or {}).items():
         for name in names:
@@ -249,13 +219,11 @@ def _check_numeric(
         column = attributes.get(name)
         if column is None or (isinstance(column, Column) and column.kind in ("int", "float")):
             continue
-        of_type = np.isin(codes, [k for k, word in enumerate(words) if word in event_types])
+        of_type = np.isin(codes, [k for k, word in enumerate(type_names) if word in event_types])
         if isinstance(column, _Text):
             rows = np.flatnonzero(column.valid & of_type & ~bad)
-            texts = column.dictionary.to_pylist() if rows.size else []
-            said: dict[int, str] = {}
             for i, code in zip(rows.tolist(), column.codes[rows].tolist(), strict=True):
-                reasons[i] = said.get(code) or said.setdefault(code, _nan(name, texts[code]))
+                reasons[i] = _nan(name, column.words[code])
             bad[rows] = True
             continue
         values = column if isinstance(column, list) else column.python_values()
@@ -269,7 +237,7 @@ def _nan(name: str, value: object) -> str:
     return f"attribute '{name}' is '{shown(value)}', not a number (the queries read it numerically)"
 
 
-def _type_codes(form: str, column: Any) -> tuple[np.ndarray, pa.Array | list[str], np.ndarray]:
+def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Codes, words and presence of the event types of a column. CSV: the cell stripped,
     blank is missing; Arrow strings and integers: a non-blank string as it is, an integer
     as its digits; values: a non-blank string as it is, any other value as its text."""
@@ -283,20 +251,19 @@ def _type_codes(form: str, column: Any) -> tuple[np.ndarray, pa.Array | list[str
         words = [word for word in dict.fromkeys(types) if word is not None]
         ids = {word: code for code, word in enumerate(words)}
         codes = np.fromiter(map(ids.get, types, itertools.repeat(-1)), np.int32, len(types))
-        present = codes >= 0
-        codes[~present] = 0
-        return codes, words, present  # type: ignore[return-value]
+        codes[~(present := codes >= 0)] = 0
+        return codes, words, present
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
     if form == "typed":
         if pa.types.is_integer(kind):
             column, kind = column.cast(pa.string()), pa.string()
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        if not _is_text(kind):
             raise _Slow
-    trimmed = stripped(pc.fill_null(column, "") if column.null_count else column)
-    codes, words = encode(trimmed if form == "text" else column)
-    return codes, words, lengths(trimmed) > 0
+    trimmed = text.stripped(pc.fill_null(column, "") if column.null_count else column)
+    codes, words = text.encode(trimmed if form == "text" else column)
+    return codes, words, text.lengths(trimmed) > 0
 
 
 # ----------------------------------------------------------------------------- times
@@ -335,7 +302,7 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
     import pyarrow.compute as pc
 
     if form == "values":
-        cells = cells_of(column)
+        cells = text.cells_of(column)
         for i in np.flatnonzero(cells.code == ODD).tolist():
             _decide(cells, i, column[i])
         texts = [v if isinstance(v, str) else None for v in column] if TEXT in cells.code else []
@@ -343,30 +310,28 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
-    if form == "text" or pa.types.is_string(kind) or pa.types.is_large_string(kind):
+    if form == "text" or _is_text(kind):  # (time_value's rules on text are the CSV rules)
         texts = pc.fill_null(column, "") if column.null_count else column
-        cells = classify(texts)  # Parquet strings too: time_value's rules on text are the CSV rules
+        cells = text.classify(texts)
         if np.any((cells.code == ODD) & ~bad):
             raise _Slow  # integers too long for int64, or non-finite number texts
-        return cells, stripped(texts) if np.any(cells.code == TEXT) else None
+        return cells, text.stripped(texts) if np.any(cells.code == TEXT) else None
     n = len(column)
     if pa.types.is_integer(kind):
         try:
-            cells = Cells(
-                np.full(n, INT, np.uint8), filled(column.cast(pa.int64()), 0), np.zeros(n)
-            )
+            ints = text.filled(column.cast(pa.int64()), 0)
         except pa.ArrowInvalid:
             raise _Slow from None  # uint64 beyond int64
+        cells = Cells(np.full(n, INT, np.uint8), ints, np.zeros(n))
     elif pa.types.is_floating(kind):
-        floats = filled(column.cast(pa.float64()), 0.0)
+        floats = text.filled(column.cast(pa.float64()), 0.0)
         cells = Cells(np.full(n, FLOAT, np.uint8), np.zeros(n, np.int64), floats)
         for i in np.flatnonzero(~np.isfinite(floats)).tolist():
             _decide(cells, i, normalize_value(float(floats[i])))
-    else:
-        scaled = _scaled_ints(column)
-        if scaled is None:
-            raise _Slow  # booleans, decimals, nested values...
+    elif (scaled := _scaled_ints(column)) is not None:
         cells = Cells(np.where(scaled[2], INT, FLOAT).astype(np.uint8), scaled[0], scaled[1])
+    else:
+        raise _Slow  # booleans, decimals, nested values...
     if column.null_count:
         cells.code[~column.is_valid().to_numpy(zero_copy_only=False)] = EMPTY
     return cells, None
@@ -387,26 +352,27 @@ def _decide(cells: Cells, i: int, value: object) -> None:
 
 
 def _scaled_ints(column: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Timestamps, durations and dates as ``arrow_values`` gives them: whole seconds as
-    ints, else the float quotient (None for other types)."""
+    """Timestamps, durations and dates in seconds (None for other types)."""
     import pyarrow as pa
 
     kind = column.type
     if pa.types.is_timestamp(kind) or pa.types.is_duration(kind):
-        per_second = TIME_UNITS[kind.unit]
-        raw = filled(column.cast(pa.int64()), 0)
-    elif pa.types.is_date32(kind):
-        per_second, raw = 1, filled(column.cast(pa.int32()), 0).astype(np.int64) * 86400
-    elif pa.types.is_date64(kind):
-        per_second, raw = 1000, filled(column.cast(pa.int64()), 0)
-    else:
-        return None
-    if per_second == 1:
-        return raw, np.zeros(len(raw)), np.ones(len(raw), np.bool_)
+        return _seconds(text.filled(column.cast(pa.int64()), 0), _PER_SECOND[kind.unit])
+    if pa.types.is_date32(kind):
+        return _seconds(text.filled(column.cast(pa.int32()), 0).astype(np.int64) * 86400, 1)
+    if pa.types.is_date64(kind):
+        return _seconds(text.filled(column.cast(pa.int64()), 0), 1000)
+    return None
+
+
+def _seconds(raw: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of 1/``per_second`` s as seconds: the whole ones as ints, the others as
+    the float quotient (the correctly rounded one, as Python's int division gives it),
+    and which are whole."""
     whole = raw % per_second == 0
     floats = raw / per_second  # correctly rounded while |raw| <= 2**53
     for i in np.flatnonzero(~whole & (np.abs(raw) > _EXACT_FLOAT_INT)).tolist():
-        floats[i] = int(raw[i]) / per_second  # Python's int division rounds once
+        floats[i] = int(raw[i]) / per_second
     return raw // per_second, floats, whole
 
 
@@ -414,15 +380,10 @@ def _parse_texts(texts: Any, index: np.ndarray, cells: Cells) -> None:
     """Convert the time texts of the cells at ``index``: ISO-8601 timestamps of a plain
     shape by pyarrow, the rest by ``time_value``."""
     micros, parsed = _iso_micros(texts)
-    whole = parsed & (micros % _MICROS == 0)
-    fraction = parsed & ~whole
-    cells.code[index[whole]] = INT
-    cells.ints[index[whole]] = micros[whole] // _MICROS
-    seconds = micros[fraction] / _MICROS
-    for k in np.flatnonzero(np.abs(micros[fraction]) > _EXACT_FLOAT_INT).tolist():
-        seconds[k] = int(micros[fraction][k]) / _MICROS
-    cells.code[index[fraction]] = FLOAT
-    cells.floats[index[fraction]] = seconds
+    ints, floats, whole = _seconds(micros[parsed], 10**6)
+    at = index[parsed]
+    cells.code[at] = np.where(whole, INT, FLOAT)
+    cells.ints[at], cells.floats[at] = ints, floats
     rest = np.flatnonzero(~parsed)
     for k, value in zip(rest.tolist(), texts.take(rest).to_pylist(), strict=True):
         _decide(cells, int(index[k]), value)
@@ -435,8 +396,8 @@ def _iso_micros(texts: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.compute as pc
 
     micros = np.zeros(len(texts), dtype=np.int64)
-    plain = bools(pc.match_substring_regex(texts, _PLAIN_ISO))
-    plain &= ~bools(pc.starts_with(texts, "0000"))  # year 0: pyarrow takes it, Python not
+    plain = text.bools(pc.match_substring_regex(texts, _PLAIN_ISO))
+    plain &= ~text.bools(pc.starts_with(texts, "0000"))  # year 0: pyarrow takes it, Python not
     index = np.flatnonzero(plain)
     if not index.size:
         return micros, plain
@@ -446,8 +407,8 @@ def _iso_micros(texts: Any) -> tuple[np.ndarray, np.ndarray]:
     with_zone = _cast_or_null(pc.if_else(zoned, subset, missing), pa.timestamp("us", tz="UTC"))
     without = _cast_or_null(pc.if_else(zoned, missing, subset), pa.timestamp("us"))
     both = pc.coalesce(with_zone.cast(pa.int64()), without.cast(pa.int64()))
-    micros[index] = filled(both, 0)
-    plain[index] = bools(pc.is_valid(both))
+    micros[index] = text.filled(both, 0)
+    plain[index] = text.bools(pc.is_valid(both))
     return micros, plain
 
 
@@ -481,24 +442,23 @@ def _attribute(form: str, column: Any) -> Column | _Text | list[object]:
 
     if column.null_count:
         column = pc.fill_null(column, "")
-    quick = plain_numbers(column)
+    quick = text.plain_numbers(column)
     if quick is not None:
         return Column(*quick)
-    cells = classify(column, plain=False)
-    code = cells.code
-    if not np.any((code == INT) | (code == FLOAT) | (code == ODD)):
-        trimmed = stripped(column)
-        codes, words = encode(trimmed)
-        return _Text(codes, lengths(trimmed) > 0, words)
-    if not np.any((code == TEXT) | (code == ODD) | (code == FLOAT)):
-        return Column("int", cells.ints, code == INT)
-    if not np.any((code == TEXT) | (code == ODD) | (code == INT)):
-        return Column("float", cells.floats, code == FLOAT)
-    return column_of(text_values(column, cells))
+    cells = text.classify(column, plain=False)
+    numbers = (cells.code == INT) | (cells.code == FLOAT) | (cells.code == ODD)
+    if not numbers.any():
+        trimmed = text.stripped(column)
+        codes, words = text.encode(trimmed)
+        return _Text(codes, text.lengths(trimmed) > 0, words)
+    for kind, code, values in (("int", INT, cells.ints), ("float", FLOAT, cells.floats)):
+        if np.all((cells.code == code) | (cells.code == EMPTY)):
+            return Column(kind, values, cells.code == code)
+    return column_of(text.text_values(column, cells))
 
 
 def _typed_attribute(column: Any) -> Column | _Text:
-    """A typed column with the rules of ``arrow_values``, on arrays where it can."""
+    """A typed column with the rules of :func:`arrow_values`, on arrays where it can."""
     import pyarrow as pa
 
     kind = column.type
@@ -511,19 +471,19 @@ def _typed_attribute(column: Any) -> Column | _Text:
         return Column("int", np.zeros(n, np.int64), np.zeros(n, np.bool_))
     if pa.types.is_integer(kind):
         try:
-            return Column("int", filled(column.cast(pa.int64()), 0), valid)
+            return Column("int", text.filled(column.cast(pa.int64()), 0), valid)
         except pa.ArrowInvalid:
             pass  # uint64 beyond int64
-    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        codes, words = encode(column)
+    elif _is_text(kind):
+        codes, words = text.encode(column)
         return _Text(codes, valid, words)
     elif pa.types.is_floating(kind):
-        floats = filled(column.cast(pa.float64()), 0.0)
+        floats = text.filled(column.cast(pa.float64()), 0.0)
         if np.isfinite(floats).all():
             return Column("float", floats, valid)
     elif pa.types.is_boolean(kind):
-        codes = np.where(filled(column, False), 0, 1).astype(np.int32)
-        return _Text(codes, valid, pa.array(["true", "false"], pa.string()))
+        codes = np.where(text.filled(column, False), 0, 1).astype(np.int32)
+        return _Text(codes, valid, ["true", "false"])
     elif (scaled := _scaled_ints(column)) is not None:
         ints, floats, whole = scaled
         if whole[valid].all():
@@ -531,6 +491,46 @@ def _typed_attribute(column: Any) -> Column | _Text:
         if not whole[valid].any():
             return Column("float", floats, valid)
     return column_of(arrow_values(column))
+
+
+def arrow_values(column: Any) -> list[object]:
+    """An Arrow column in the value model, one Python value per cell, by its type.
+
+    Integers and strings as they are; floats with non-finite values as text;
+    booleans as ``'true'``/``'false'``; timestamps and dates as epoch seconds
+    (naive means UTC); durations as seconds; decimals as ``int`` when integral
+    else ``float``; nested and other types as :func:`normalize_value` says.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if pa.types.is_null(kind):
+        return [None] * len(column)
+    if pa.types.is_floating(kind):
+        column = column.cast(pa.float64())
+        if pc.all(pc.is_finite(column)).as_py() is False:
+            return [normalize_value(value) for value in column.to_pylist()]
+    if pa.types.is_boolean(kind):
+        return [None if v is None else "true" if v else "false" for v in column.to_pylist()]
+    if (scaled := _scaled_ints(column)) is not None:
+        ints, floats, whole = (part.tolist() for part in scaled)
+        valid = column.is_valid().to_numpy(zero_copy_only=False).tolist()
+        parts = zip(ints, floats, whole, valid, strict=True)
+        return [None if not ok else i if w else f for i, f, w, ok in parts]
+    if pa.types.is_decimal(kind):
+        return [None if value is None else decimal_value(value) for value in column.to_pylist()]
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or _is_text(kind):
+        return cast(list[object], column.to_pylist())
+    return [normalize_value(value) for value in column.to_pylist()]
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 # ----------------------------------------------------------------------------- mappings
@@ -563,8 +563,8 @@ def from_mappings(
     for row, record in numbered:
         if type(record) is not dict and not isinstance(record, Mapping):
             reason = f"{what} is {_kind(record)}, not an object"
-            text = json_text(record, compact=True, ensure_ascii=False)
-            earlier.append(RejectedRow(source, row, reason, {"_text": text}))
+            text_ = json_text(record, compact=True, ensure_ascii=False)
+            earlier.append(RejectedRow(source, row, reason, {"_text": text_}))
             continue
         if not parsed_json and (
             type(record) is not dict or not all(type(key) is str for key in record)
@@ -587,13 +587,8 @@ def from_mappings(
     for name in options.needed().intersection(known).difference(names) if rows else ():
         columns[name] = [None] * len(rows)
     return assemble_columns(
-        columns,
-        rows,
-        lambda bad: [records[i] for i in bad],
-        options,
-        source=source,
-        rejected=earlier,
-    )
+        columns, rows, lambda bad: [records[i] for i in bad], options, source=source, rejected=earlier
+    )  # fmt: skip
 
 
 def _kind(value: object) -> str:

@@ -274,8 +274,8 @@ class Gather:
         """Times as they come: int64 while every time is an int, else float64 with the
         mask of the ints (every time a reader gives is below 2**43, exact as a float)."""
         floats = batch.times.dtype == np.float64
-        if floats and self.time_ints is None:
-            self.times = self.times.astype(np.float64)
+        if floats and self.time_ints is None:  # (untouched capacity stays untouched)
+            self.times = _grown(self.times, self.capacity, start, np.float64)
             self.time_ints = np.zeros(self.capacity, np.bool_)
             self.time_ints[:start] = True
         self.times[start:end] = batch.times
@@ -360,8 +360,8 @@ class _GatherColumn:
         return Column(self.kind, self.values[:n], self.valid[:n])
 
 
-def _grown(array: np.ndarray, capacity: int, size: int) -> np.ndarray:
-    bigger = np.zeros(capacity, array.dtype)
+def _grown(array: np.ndarray, capacity: int, size: int, dtype: Any = None) -> np.ndarray:
+    bigger = np.zeros(capacity, array.dtype if dtype is None else dtype)
     bigger[:size] = array[:size]
     return bigger
 

@@ -179,93 +179,75 @@ def _text_chunk(
     if not quotes and any(has_byte(column, ord("\n")) for column in table.columns):
         check_quotes(file)
         quotes.append(True)
-    return assemble_table(table, options, source=file.source, text=True, first_row=first_row)
+    return assemble_table(table, options, source=file.source, csv=True, first_row=first_row)
 
 
 def python_csv_chunks(
     file: Input, names: list[str], options: ReadOptions, chunk_rows: int, *, skip: int = 0
 ) -> Iterator[ColumnarResult]:
     """The events of a CSV file read by Python's ``csv``, in chunks of ``chunk_rows``
-    rows, from data row ``skip + 1``."""
-    width = len(names)
+    rows, from data row ``skip + 1``: a row's absent cells are missing, a row with
+    more cells than the header is rejected (the extra cells kept under ``_extra``)."""
     quotes: list[bool] = []
     need_one = not skip
     reader = None
+    numbered: list[tuple[int, dict[str, str]]] = []
+    rejected: list[RejectedRow] = []
     try:
         with _text_lines(file) as handle:
             reader = csv.reader(handle)
             if options.columns is None:
                 next((record for record in reader if record), [])
             row = 0
-            chunk = _Rows(width)
             for cells in reader:
-                if not cells:
+                row += bool(cells)
+                if not cells or row <= skip:
                     continue
-                row += 1
-                if row <= skip:
-                    continue
-                chunk.add(names, cells, row, file.source)
+                record = dict(zip(names, cells, strict=False))
+                if len(cells) <= len(names):
+                    numbered.append((row, record))
+                else:
+                    reason = (
+                        f"row has {len(cells)} cells but the header has {len(names)} columns; "
+                        "quote cells that contain commas"
+                    )
+                    extra: dict[str, object] = {**record, "_extra": cells[len(names) :]}
+                    rejected.append(RejectedRow(file.source, row, reason, extra))
                 if row - skip >= chunk_rows:
-                    yield chunk.result(file, names, options, quotes)
-                    need_one, skip, chunk = False, row, _Rows(width)
-            if chunk.rows or chunk.rejected or need_one:
-                yield chunk.result(file, names, options, quotes)
+                    yield _rows(file, names, options, numbered, rejected, quotes)
+                    need_one, skip, numbered, rejected = False, row, [], []
+            if numbered or rejected or need_one:
+                yield _rows(file, names, options, numbered, rejected, quotes)
     except UnicodeDecodeError as error:
         raise not_utf8(file.source, error) from None
     except (csv.Error, OSError, EOFError) as error:
         line = f", line {reader.line_num}" if reader is not None else ""
-        raise InputError(
-            f"cannot read {file.source}{line} as CSV ({error}); check the file"
-        ) from None
+        message = f"cannot read {file.source}{line} as CSV ({error}); check the file"
+        raise InputError(message) from None
 
 
-class _Rows:
-    """Rows read by Python's ``csv``: the text columns (None for an absent cell), their
-    row numbers, and the rows rejected for having more cells than the header."""
-
-    def __init__(self, width: int) -> None:
-        self.texts: list[list[str | None]] = [[] for _ in range(width)]
-        self.rows: list[int] = []
-        self.rejected: list[RejectedRow] = []
-
-    def add(self, names: list[str], cells: list[str], row: int, source: str) -> None:
-        width = len(names)
-        if len(cells) > width:
-            record: dict[str, object] = dict(zip(names, cells, strict=False))
-            record["_extra"] = cells[width:]
-            reason = (
-                f"row has {len(cells)} cells but the header has {width} columns; "
-                "quote cells that contain commas"
-            )
-            self.rejected.append(RejectedRow(source, row, reason, record))
-            return
-        for values, cell in zip(self.texts, cells, strict=False):
-            values.append(cell)
-        for values in self.texts[len(cells) :]:
-            values.append(None)
-        self.rows.append(row)
-
-    def result(
-        self, file: Input, names: list[str], options: ReadOptions, quotes: list[bool]
-    ) -> ColumnarResult:
-        """The events of these rows, each cell read by ``parse_cell``."""
-        texts = self.texts
-        if not quotes and any("\n" in text for values in texts for text in values if text):
-            check_quotes(file)
-            quotes.append(True)
-        columns: dict[str, list[object]] = {}
-        for name, values in zip(names, texts, strict=True):
-            if name == options.type_col and options.event_type is None:
-                columns[name] = [None if text is None else text.strip() or None for text in values]
-            else:
-                columns[name] = [parse_cell(text) for text in values]
-
-        def records(bad: list[int]) -> list[dict[str, object]]:
-            return [
-                {k: v[i] for k, v in zip(names, texts, strict=True) if v[i] is not None}
-                for i in bad
-            ]
-
-        return assemble_columns(
-            columns, self.rows, records, options, source=file.source, rejected=self.rejected
-        )
+def _rows(
+    file: Input,
+    names: list[str],
+    options: ReadOptions,
+    numbered: list[tuple[int, dict[str, str]]],
+    rejected: list[RejectedRow],
+    quotes: list[bool],
+) -> ColumnarResult:
+    """The events of rows read by Python's ``csv``, each cell read by ``parse_cell``."""
+    records = [record for _, record in numbered]
+    if not quotes and any("\n" in cell for record in records for cell in record.values()):
+        check_quotes(file)
+        quotes.append(True)
+    columns = {name: [parse_cell(record.get(name)) for record in records] for name in names}
+    if options.event_type is None:
+        cells = (record.get(options.type_col) or "" for record in records)
+        columns[options.type_col] = [cell.strip() or None for cell in cells]
+    return assemble_columns(
+        columns,
+        [row for row, _ in numbered],
+        lambda bad: [dict(records[i]) for i in bad],
+        options,
+        source=file.source,
+        rejected=rejected,
+    )

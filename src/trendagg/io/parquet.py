@@ -34,16 +34,16 @@ def parquet_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterat
             whole = _with_keys(_read_table(path), keys)  # (read_table's message)
             for start in range(0, max(whole.num_rows, 1), chunk_rows):
                 part = whole.slice(start, chunk_rows)
-                yield assemble_table(part, options, source=path, text=False, first_row=start + 1)
+                yield assemble_table(part, options, source=path, csv=False, first_row=start + 1)
             continue
         row = 1
         for batch in handle.iter_batches(batch_size=chunk_rows):
             table = _with_keys(pa.Table.from_batches([batch]), keys)
-            yield assemble_table(table, options, source=path, text=False, first_row=row)
+            yield assemble_table(table, options, source=path, csv=False, first_row=row)
             row += batch.num_rows
         if row == 1:
             table = _with_keys(handle.schema_arrow.empty_table(), keys)
-            yield assemble_table(table, options, source=path, text=False)
+            yield assemble_table(table, options, source=path, csv=False)
 
 
 def parquet_files(location: Path, source: str) -> list[tuple[str, dict[str, object]]]:

@@ -1,17 +1,10 @@
-"""Read events from CSV, JSON Lines and Parquet: as lists, as arrays, or chunk by chunk.
+"""Read events from CSV, JSON Lines and Parquet: as Python lists, as arrays, in chunks.
 
-:func:`read_events` gives an :class:`~trendagg.io.batch.EventBatch` (Python lists,
-for the readable Python engines), :func:`read_columnar` the same events as
-arrays (for the compiled engine), and :func:`iter_columnar` yields the events of a file in chunks of source rows, in
-file order, each a :class:`~trendagg.io.columnar.ColumnarResult` (the events as
-arrays and the rejected rows); :func:`read_columnar` gathers those chunks into
-arrays sized once, so that it never holds the whole file as text. The formats
-stream their chunks (:mod:`trendagg.io.csv`, :mod:`trendagg.io.jsonl`,
-:mod:`trendagg.io.parquet`) and :mod:`trendagg.io.assemble` applies the
-rules on types, times and numeric attributes to each, so that every format obeys
-the same contract (SEMANTICS.md, "Events"). Nothing is dropped silently: a row
-that cannot be an event comes back with its row number, the reason and the raw
-record.
+Each format streams its chunks (:mod:`~trendagg.io.csv`, :mod:`~trendagg.io.jsonl`,
+:mod:`~trendagg.io.parquet`) and :mod:`~trendagg.io.assemble` applies the rules on
+types, times and numeric attributes to each, so that every format obeys the same
+contract (SEMANTICS.md, "Events"). Nothing is dropped silently: a row that cannot
+be an event comes back with its row number, the reason and the raw record.
 """
 
 from __future__ import annotations
@@ -106,19 +99,17 @@ def read_columnar(
     names: Sequence[str] | None = None,
     attributes: Iterable[str] | None = None,
 ) -> ColumnarResult:
-    """Read an event file into arrays: the events of :func:`read_events`.
+    """The events of :func:`read_events` as arrays, gathered from the chunks of
+    :func:`iter_columnar` into arrays sized once (the file is never held as text).
 
-    Parameters are those of :func:`read_events` (``names`` is its ``columns``:
-    the column names of a CSV file without a header row). ``attributes``: keep only these attribute columns (and those of
-    ``numeric``), for example :func:`~trendagg.plan.compile.attributes_read` of a
-    workload: the others are not converted (rejected rows still show every cell).
-
-    Raises
-    ------
-    InputError
-        As :func:`read_events` does.
+    ``names`` is ``columns`` of :func:`read_events`. ``attributes``: keep only these
+    attribute columns (and those of ``numeric``), for example
+    :func:`~trendagg.plan.compile.attributes_read` of a workload; the others are not
+    converted (rejected rows still show every cell).
     """
-    options = _options(type_col, time_col, event_type, numeric, names, attributes)
+    keep = None if attributes is None else frozenset(attributes)
+    given = None if names is None else tuple(names)
+    options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
     file, columns = open_input(path, fmt, options)
     gather = Gather(_capacity(file, columns))
     try:
@@ -144,41 +135,20 @@ def iter_columnar(
     chunk_rows: int = 1_000_000,
     attributes: Iterable[str] | None = None,
 ) -> Iterator[ColumnarResult]:
-    """Read an event file in chunks of ``chunk_rows`` source rows, in file order.
-
-    Together the chunks hold the events and rejected rows of
-    :func:`read_columnar` (row numbers continue across chunks); each chunk
-    has its own type codes. CSV is streamed by pyarrow (a file whose rows do
-    not all fit the header continues with Python's ``csv`` module from the
-    chunk where pyarrow met such a row), JSON Lines by lines, Parquet by record
-    batches (a chunk never spans two files of a dataset). Argument errors are
-    raised at once, errors of the content (an unclosed quote, a file that is not
-    UTF-8) when the chunk that holds them is read. At least one chunk is
-    yielded. ``attributes`` as for :func:`read_columnar`.
+    """The events and rejected rows of :func:`read_columnar` in chunks of ``chunk_rows``
+    source rows, in file order (row numbers go on across chunks; each chunk has its own
+    type codes; a chunk never spans two files of a dataset). CSV is streamed by pyarrow
+    (from the chunk where a row does not fit the header, by Python's ``csv``), JSON Lines
+    by lines, Parquet by record batches. Errors of the arguments are raised at once,
+    those of the content when the chunk that holds them is read. At least one chunk.
     """
     if chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, not {chunk_rows}")
-    options = _options(type_col, time_col, event_type, numeric, names, attributes)
+    keep = None if attributes is None else frozenset(attributes)
+    given = None if names is None else tuple(names)
+    options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
     file, columns = open_input(path, fmt, options)
     return _chunks(file, columns, options, chunk_rows, strict=False)
-
-
-def _options(
-    type_col: str,
-    time_col: str,
-    event_type: str | None,
-    numeric: Numeric,
-    names: Sequence[str] | None,
-    attributes: Iterable[str] | None,
-) -> ReadOptions:
-    return ReadOptions(
-        type_col,
-        time_col,
-        event_type,
-        numeric,
-        None if names is None else tuple(names),
-        None if attributes is None else frozenset(attributes),
-    )
 
 
 def open_input(
@@ -224,9 +194,8 @@ def _chunks(
 
 
 def _capacity(file: Input, columns: list[str] | None) -> int:
-    """How many rows the file may hold, at most when it can tell (CSV: every row has at
-    least one byte per column; JSON Lines: 10 bytes per event; Parquet: its metadata);
-    the gatherer grows past it."""
+    """How many rows the file may hold (CSV: a byte per column and row, JSON Lines: 10
+    bytes per event, Parquet: its metadata); only a hint, the gatherer grows past it."""
     try:
         if file.kind == "parquet":
             return parquet_rows(file.location, file.source)
@@ -236,7 +205,7 @@ def _capacity(file: Input, columns: list[str] | None) -> int:
                 handle.seek(-4, os.SEEK_END)
                 size = max(size, int.from_bytes(handle.read(4), "little"))
         return size // (10 if columns is None else max(1, len(columns))) + 2
-    except Exception:  # only a hint: the read itself reports what is wrong
+    except Exception:  # (the read itself says what is wrong)
         return _GATHER_ROWS
 
 

@@ -280,8 +280,8 @@ def has_byte(column: Any, byte: int) -> bool:
     )
 
 
-def encode(column: Any) -> tuple[np.ndarray, pa.Array]:
-    """Dictionary codes (int32; 0 for nulls) and the dictionary of a string column."""
+def encode(column: Any) -> tuple[np.ndarray, list[str]]:
+    """Dictionary codes (int32; 0 for nulls) and the words of a string column."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -289,7 +289,7 @@ def encode(column: Any) -> tuple[np.ndarray, pa.Array]:
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     chunks = [chunk for chunk in chunks if len(chunk)]
     if not chunks:
-        return np.zeros(0, np.int32), pa.array([], pa.string())
+        return np.zeros(0, np.int32), []
     first = chunks[0].dictionary
     if any(not _same_buffers(chunk.dictionary, first) for chunk in chunks[1:]):
         table = pa.Table.from_arrays([pa.chunked_array(chunks)], ["c"]).unify_dictionaries()
@@ -298,7 +298,8 @@ def encode(column: Any) -> tuple[np.ndarray, pa.Array]:
     codes = np.concatenate(
         [pc.fill_null(chunk.indices, 0).to_numpy().astype(np.int32, copy=False) for chunk in chunks]
     )
-    return codes, first.cast(pa.string())
+    words: list[str] = first.cast(pa.string()).to_pylist()
+    return codes, words
 
 
 def _same_buffers(one: pa.Array, other: pa.Array) -> bool:

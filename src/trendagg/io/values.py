@@ -21,12 +21,8 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from trendagg.limits import time_in_range, time_out_of_range
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # Python regular expressions (fullmatch) and their RE2 twins for pyarrow.
 INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -43,7 +39,6 @@ _NONFINITE_WORDS = frozenset(
     {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 )
 _SHOWN_CHARS = 40
-TIME_UNITS = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # Arrow time units per second
 # ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree
 # (checked value by value in the tests): the readers parse those with pyarrow.
 PLAIN_ISO = (
@@ -331,62 +326,3 @@ def _key_text(key: object, ascii_only: bool) -> str:
     if isinstance(key, str):
         return json.dumps(key, ensure_ascii=ascii_only)
     return json.dumps(cell_text(key), ensure_ascii=ascii_only)
-
-
-def arrow_values(column: pa.ChunkedArray | pa.Array) -> list[object]:
-    """An Arrow column in the value model, by its type.
-
-    Integers and strings as they are; floats with non-finite values as text;
-    booleans as ``'true'``/``'false'``; timestamps and dates as epoch seconds
-    (naive means UTC); durations as seconds; decimals as ``int`` when integral
-    else ``float``; nested and other types as :func:`normalize_value` says.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        column = column.cast(kind.value_type)
-        kind = kind.value_type
-    if pa.types.is_integer(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return _pylist(column)
-    if pa.types.is_null(kind):
-        return [None] * len(column)
-    if pa.types.is_floating(kind):
-        floats = column.cast(pa.float64())
-        if pc.all(pc.is_finite(floats)).as_py() is not False:
-            return _pylist(floats)
-        return [normalize_value(value) for value in floats.to_pylist()]
-    if pa.types.is_boolean(kind):
-        return [
-            None if value is None else "true" if value else "false" for value in column.to_pylist()
-        ]
-    if pa.types.is_timestamp(kind) or pa.types.is_duration(kind):
-        return _scaled(column.cast(pa.int64()).to_pylist(), TIME_UNITS[kind.unit])
-    if pa.types.is_date32(kind):
-        return [
-            None if days is None else days * 86400 for days in column.cast(pa.int32()).to_pylist()
-        ]
-    if pa.types.is_date64(kind):
-        return _scaled(column.cast(pa.int64()).to_pylist(), 1000)
-    if pa.types.is_decimal(kind):
-        return [None if value is None else decimal_value(value) for value in column.to_pylist()]
-    return [normalize_value(value) for value in column.to_pylist()]
-
-
-def _pylist(column: pa.ChunkedArray | pa.Array) -> list[object]:
-    values: list[object] = column.to_pylist()
-    return values
-
-
-def _scaled(values: list[int | None], per_second: int) -> list[object]:
-    if per_second == 1:
-        return list(values)
-    return [
-        None
-        if value is None
-        else value // per_second
-        if value % per_second == 0
-        else value / per_second
-        for value in values
-    ]

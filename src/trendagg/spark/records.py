@@ -47,11 +47,10 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
     CSV cell (the event type too), the other columns by their type."""
     import pyarrow as pa
 
-    from trendagg.io.assemble import assemble_columns, assemble_table
+    from trendagg.io.assemble import arrow_values, assemble_columns, assemble_table
     from trendagg.io.batch import ReadResult
     from trendagg.io.options import ReadOptions
     from trendagg.io.text import text_values
-    from trendagg.io.values import arrow_values
 
     for name, precision, scale in reading.decimals:  # the exact text, a decimal again
         if name in table.column_names:
@@ -62,7 +61,7 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
         return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
     options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
     if not reading.csv_cells:
-        read = assemble_table(table, options, source="<spark>", text=False)
+        read = assemble_table(table, options, source="<spark>", csv=False)
     else:
         texts = (pa.string(), pa.large_string())
         columns = {
