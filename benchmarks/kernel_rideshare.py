@@ -48,7 +48,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
     import resource
 
     from trendagg.engine import Runner
-    from trendagg.io.columnar_readers import iter_columnar
+    from trendagg.io.readers import iter_columnar
     from trendagg.language import parse
     from trendagg.plan.compile import attributes_read, compile_workload
     from workloads import sharing_workload

@@ -16,9 +16,10 @@ import pytest
 from helpers import canon
 from trendagg.generate import rideshare, write_stream
 from trendagg.io import write_rejects
+from trendagg.io.options import ReadOptions
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
-from trendagg.session import ReadOptions, run_events, run_file
+from trendagg.session import run_events, run_file
 
 WORKLOAD = """
 q1: RETURN driver, COUNT(*), SUM(T.duration), MAX(T.speed)

@@ -2,7 +2,7 @@
 rejected rows (reason and row number), or the same refusal (message and exit code).
 
 Each case is one small malformed or extreme file (the readers' cases of
-test_io_readers.py and those of issue 13) run through the CLI twice: with
+test_io.py and those of issue 13) run through the CLI twice: with
 ``--engine local`` and with the default Spark engine, on the one test SparkSession.
 """
 

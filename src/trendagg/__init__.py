@@ -71,12 +71,13 @@ def run(
     reasons; the CLI instead reports them and can write them out.
     """
     from trendagg.io import summarize_rejects
+    from trendagg.io.options import ReadOptions
     from trendagg.plan.compile import compile_workload
-    from trendagg.session import ReadOptions, run_events, run_file
+    from trendagg.session import run_events, run_file
 
     workload = parse(queries) if isinstance(queries, str) else queries
     plans = compile_workload(workload)
-    read = ReadOptions(type_col, time_col, event_type, columns)
+    read = ReadOptions(type_col, time_col, event_type, columns=tuple(columns) if columns else None)
     if isinstance(events, str | os.PathLike):
         result = run_file(plans, events, read, strategy=strategy)
     else:

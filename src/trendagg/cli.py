@@ -49,9 +49,10 @@ def _load_workload(path: str) -> Any:
 
 def _read_options(args: argparse.Namespace) -> Any:
     """The column options of ``run`` and ``explain`` (--type-col, --time-col, ...)."""
-    from trendagg.session import ReadOptions
+    from trendagg.io.options import ReadOptions
 
-    return ReadOptions(args.type_col, args.time_col, args.event_type, args.columns)
+    columns = tuple(args.columns) if args.columns else None
+    return ReadOptions(args.type_col, args.time_col, args.event_type, columns=columns)
 
 
 def check_outputs(
@@ -165,7 +166,7 @@ def _summary(
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.io import summarize_rejects, write_rejects, write_results
-    from trendagg.io.readers import decimal_warnings
+    from trendagg.io.parquet import decimal_warnings
     from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
 
     check_outputs(

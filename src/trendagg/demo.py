@@ -261,7 +261,8 @@ def _run(
     args: Any, dataset: Dataset, text: str, plans: Sequence[Any], source: str | None
 ) -> tuple[list[Any], int, int]:
     """Result rows, events read and rows rejected, on the chosen engine."""
-    from trendagg.session import ReadOptions, run_events, run_file
+    from trendagg.io.options import ReadOptions
+    from trendagg.session import run_events, run_file
 
     if args.engine == "spark":
         from trendagg.spark.batch import collect

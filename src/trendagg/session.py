@@ -15,28 +15,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.errors import InputError
 from trendagg.io.assemble import from_records
 from trendagg.io.batch import EventBatch, RejectedRow
+from trendagg.io.options import ReadOptions
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
 
 CHUNK_ROWS = 500_000
 ENGINES = ("local", "reference", "python")  # python: an alias of reference
-
-
-@dataclass
-class ReadOptions:
-    """How an event file's rows become events (the readers' keywords, once)."""
-
-    type_col: str = "type"
-    time_col: str = "time"
-    event_type: str | None = None
-    columns: Sequence[str] | None = None  # the names of a CSV file without a header row
 
 
 @dataclass
@@ -146,16 +137,16 @@ def _streamed(
     """Feed the file's chunks (or, with ``chunk_rows`` None, the whole file) to a Runner."""
     from trendagg.engine import Runner
     from trendagg.engine.runner import OutOfOrder
-    from trendagg.io.columnar_readers import iter_columnar, read_columnar
+    from trendagg.io.readers import iter_columnar, read_columnar
     from trendagg.kernels.executor import KindChanged
 
     options: dict[str, Any] = {
         "type_col": read.type_col,
         "time_col": read.time_col,
         "event_type": read.event_type,
-        "numeric": numeric_requirements(plans),
+        "numeric": numeric_requirements(plans) if read.numeric is None else read.numeric,
         "names": read.columns,
-        "attributes": attributes_read(plans),
+        "attributes": attributes_read(plans) if read.attributes is None else read.attributes,
     }
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=_compiled(engine))
     if chunk_rows is None:

@@ -1,20 +1,34 @@
 """Events in, results out: readers, writers and rejected rows.
 
 ``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch`
-(plus every rejected row), ``from_records`` Python mappings; ``write_results`` writes :class:`ResultRow` objects
-as JSON Lines, CSV or Parquet with integers exact at any size. pyarrow is
-imported only when a file is read or written, so importing this package is
-cheap.
+(plus every rejected row), ``from_records`` Python mappings; ``write_results``
+writes :class:`ResultRow` objects as JSON Lines, CSV or Parquet with integers
+exact at any size. The readers (numpy, pyarrow) are imported when first used, so
+importing this package is cheap.
 """
 
 from __future__ import annotations
 
-from trendagg.io.assemble import from_records
+import importlib
+from typing import TYPE_CHECKING
+
 from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
-from trendagg.io.readers import read_events
 from trendagg.io.rejects import summarize_rejects, write_rejects
 from trendagg.io.results import ResultRow
 from trendagg.io.writers import format_table, write_results
+
+if TYPE_CHECKING:
+    from trendagg.io.assemble import from_records
+    from trendagg.io.readers import read_events
+
+_READERS = {"read_events": "trendagg.io.readers", "from_records": "trendagg.io.assemble"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _READERS:
+        raise AttributeError(f"module 'trendagg.io' has no attribute {name!r}")
+    return getattr(importlib.import_module(_READERS[name]), name)
+
 
 __all__ = [
     "EventBatch",

@@ -1,7 +1,7 @@
 """Compiled byte scans of CSV text columns (numba): what numpy does in several passes.
 
 They take the bytes and the int32/int64 offsets of one Arrow string chunk
-(:func:`~trendagg.io.columnar_assemble._piece`).
+(see :mod:`trendagg.io.text`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def plain_ints(data: np.ndarray, offsets: np.ndarray, out: np.ndarray, max_chars
             digit = np.int64(data[j]) - 48
             if digit < 0 or digit > 9:
                 return 0
-            value = value * 10 + digit
+            value = value * 10 + digit  # type: ignore[assignment]
             j += 1
         out[i] = -value if negative else value
         any_value = True

@@ -1,277 +1,560 @@
-"""Turn converted columns into events, rejecting the rows that cannot be events.
+"""Turn columns into events on arrays, rejecting the rows that cannot be events.
 
-Every reader brings its source into columns of values of the value model
-(see :mod:`trendagg.io.values`) and hands them here, so that the rules on
-types, times and numeric attributes are written once and hold for CSV, JSON
-Lines, Parquet and Python records alike (SEMANTICS.md, "Events").
+Every reader hands its rows here, so that the rules on types, times and numeric
+attributes are written once and hold for CSV, JSON Lines, Parquet and Python
+records alike (SEMANTICS.md, "Events"). A column comes in one of three forms: CSV
+text (each cell as :func:`~trendagg.io.values.parse_cell` reads it, on its bytes,
+see :mod:`trendagg.io.text`; the event type is the stripped cell), a typed Arrow
+column (Parquet, as :func:`arrow_values` reads it), or values of the value model
+(JSON Lines, Python records). Text columns and event types are dictionary encoded;
+ISO-8601 times of plain shapes are parsed by pyarrow, the others by
+:func:`~trendagg.io.values.time_value`. A table whose type or time column no array
+holds (integers too long for int64, ``1e999``, booleans, decimals...) is read as
+values, cell by cell: the slow path, with the same rules.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping
-from typing import cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from trendagg.errors import InputError
-from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
+from trendagg.io import text
+from trendagg.io.batch import ReadResult, RejectedRow
+from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
+from trendagg.io.options import ReadOptions
+from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
 from trendagg.io.values import (
-    iso_column,
+    decimal_value,
     json_text,
     normalize_value,
     shown,
     time_value,
     type_text,
 )
-from trendagg.limits import time_in_range
+from trendagg.limits import TIME_LIMIT, time_out_of_range
 
-_MAX_LISTED_COLUMNS = 20
-_VECTOR_MIN = 32  # fewer ISO texts than this are parsed in Python (no pyarrow import)
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-
-def column_list(names: Iterable[str]) -> str:
-    """Column names as shown in messages: ``[type, time, ...]``."""
-    names = list(names)
-    listed = ", ".join(names[:_MAX_LISTED_COLUMNS])
-    if len(names) > _MAX_LISTED_COLUMNS:
-        listed += f", ... ({len(names)} columns)"
-    return f"[{listed}]"
-
-
-def check_event_type(event_type: str | None) -> None:
-    """Raise :class:`InputError` unless ``event_type`` is None or a non-blank name."""
-    if event_type is None:
-        return
-    if not isinstance(event_type, str) or not event_type.strip():
-        raise InputError(
-            f"the event type given for every row must be a non-empty name, not {event_type!r}; "
-            "pass one such as --event-type Stock, or leave it out to read types from a column"
-        )
+_EXACT_FLOAT_INT = 2**53
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # Arrow time units
+# ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree (checked
+# value by value in the tests), the year 0 aside: pyarrow parses these.
+_PLAIN_ISO = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+)
+_ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
+Records = Callable[[list[int]], list[dict[str, object]]]  # positions -> raw records
 
 
-def check_columns(
-    names: Iterable[str], *, source: str, type_col: str, time_col: str, event_type: str | None
-) -> None:
-    """Raise :class:`InputError` unless the columns the events need are present.
-
-    The time column always; the type column only when ``event_type`` is None
-    (with an event type for every row, ``type_col`` is not used).
-    """
-    names = list(names)
-    if event_type is None:
-        if type_col == time_col:
-            raise InputError(
-                f"the type and time columns are both '{type_col}'; pass different "
-                "--type-col and --time-col"
-            )
-        if type_col not in names:
-            raise InputError(
-                f"type column '{type_col}' not found in {source}; columns are "
-                f"{column_list(names)}; pass --type-col, or pass --event-type NAME if every "
-                "row has the same type"
-            )
-    if time_col not in names:
-        raise InputError(
-            f"time column '{time_col}' not found in {source}; columns are "
-            f"{column_list(names)}; pass --time-col"
-        )
+class _Slow(Exception):
+    """No array holds this table's type or time column: read the table as values."""
 
 
-def assemble(
+@dataclass
+class _Text:
+    """A text column before its dictionary is trimmed to the kept rows."""
+
+    codes: np.ndarray
+    valid: np.ndarray
+    words: list[str]
+
+
+def assemble_table(
+    table: pa.Table, options: ReadOptions, *, source: str, csv: bool, first_row: int = 1
+) -> ColumnarResult:
+    """Events and rejected rows of the rows ``first_row``, ``first_row + 1``, ... of
+    ``source``: with ``csv`` every column is CSV text, else the columns are typed.
+    InputError when a column appears twice or a needed column is missing."""
+    import pyarrow as pa
+
+    names = table.column_names
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise InputError(f"columns {twice} appear twice in {source}; rename them")
+    rows = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
+
+    def records(bad: list[int]) -> list[dict[str, object]]:
+        return cast(list[dict[str, object]], table.take(pa.array(bad, pa.int64())).to_pylist())
+
+    form = "text" if csv else "typed"
+    try:
+        columns = {name: (form, table.column(name)) for name in names}
+        return _assemble(columns, table.num_rows, options, source, rows, records)
+    except _Slow:
+        read = text.text_values if csv else arrow_values
+        values = {name: read(table.column(name)) for name in names}
+        if csv and options.event_type is None:
+            cells = table.column(options.type_col).to_pylist()
+            values[options.type_col] = [None if c is None else c.strip() or None for c in cells]
+        return assemble_columns(values, rows.tolist(), records, options, source=source)
+
+
+def assemble_columns(
+    columns: Mapping[str, list[object]],
+    rows: Sequence[int],
+    records: Records,
+    options: ReadOptions,
     *,
     source: str,
-    names: list[str],
-    columns: Mapping[str, list[object]],
-    rows: list[int],
-    record_of: Callable[[int], dict[str, object]],
-    type_col: str,
-    time_col: str,
-    event_type: str | None,
-    numeric: Mapping[str, Iterable[str]] | None,
     rejected: Iterable[RejectedRow] = (),
-) -> ReadResult:
-    """Validate converted columns and split them into events and rejected rows.
+) -> ColumnarResult:
+    """Events of columns of values of the value model (name -> one value per row; the
+    type column may hold any value, made text), for the 1-based ``rows``. ``records``
+    gives the raw records of rejected rows by position; ``rejected`` are rows already
+    rejected while parsing, merged in by row number."""
+    forms = {name: ("values", values) for name, values in columns.items()}
+    numbers = np.asarray(rows, dtype=np.int64)
+    return _assemble(forms, len(numbers), options, source, numbers, records, list(rejected))
 
-    Parameters
-    ----------
-    source
-        Name of the source, for messages and rejected rows.
-    names
-        All column names of the source, in order (type and time included).
-    columns
-        Name -> converted values, one per row; the type column may hold any
-        value (it is turned into text), the time column numbers or text.
-        With ``event_type`` given, the column named ``type_col`` (if any) is
-        an attribute like the others.
-    rows
-        1-based source row of each value position.
-    record_of
-        Returns the raw record of a value position, for rejected rows.
-    type_col, time_col
-        Names of the type and time columns.
-    event_type
-        The event type of every row, or None to take it from ``type_col``
-        (rows without one are then rejected).
-    numeric
-        Event type -> attributes read numerically by the queries.
-    rejected
-        Rows the reader already rejected while parsing (merged in row order).
 
-    Returns
-    -------
-    ReadResult
-        The events, and the rejected rows sorted by row number.
-    """
-    check_event_type(event_type)
-    if names or rows:
-        check_columns(
-            names, source=source, type_col=type_col, time_col=time_col, event_type=event_type
-        )
-    size = len(rows)
-    bad: dict[int, str] = {}
-    types: list[str | None]
-    if event_type is None:
-        types = _types(columns.get(type_col, [None] * size))
-        if None in types:
-            for i, kind in enumerate(types):
-                if kind is None:
-                    bad[i] = f"no event type in column '{type_col}'"
-        not_attributes = {type_col, time_col}
+def _assemble(
+    columns: dict[str, tuple[str, Any]],
+    n: int,
+    options: ReadOptions,
+    source: str,
+    rows: np.ndarray,
+    records: Records,
+    rejected: Sequence[RejectedRow] = (),
+) -> ColumnarResult:
+    options.check()
+    if columns or n:
+        options.check_columns(columns, source)
+    none: tuple[str, Any] = ("values", [])  # (no rows, no columns)
+    reasons: dict[int, str] = {}
+    type_form = columns.get(options.type_col, none)
+    if options.event_type is None:
+        codes, type_names, has_type = _type_codes(*type_form)
+        for i in np.flatnonzero(~has_type).tolist():
+            reasons[i] = f"no event type in column '{options.type_col}'"
     else:
-        types = [event_type] * size
-        not_attributes = {time_col}
-    times = list(columns.get(time_col, [None] * size))
-    if not _all_numbers(times):
-        _parse_times(times, time_col, bad)
-    attributes = {name: values for name, values in columns.items() if name not in not_attributes}
-    if numeric:
-        _check_numeric(attributes, types, numeric, bad)
-    found = [RejectedRow(source, rows[i], bad[i], record_of(i)) for i in sorted(bad)]
-    earlier = list(rejected)
-    if earlier:
-        found = sorted(earlier + found, key=lambda rejected_row: rejected_row.row)
-    if bad:
-        keep = [i for i in range(size) if i not in bad]
-        types = [types[i] for i in keep]
-        times = [times[i] for i in keep]
-        attributes = {name: [values[i] for i in keep] for name, values in attributes.items()}
-        rows = [rows[i] for i in keep]
-    else:
-        attributes = {name: list(values) for name, values in attributes.items()}
-        rows = list(rows)
-    batch = EventBatch(
-        cast(list[str], types), cast(list[int | float], times), attributes, rows, source
-    )
-    return ReadResult(batch, found)
-
-
-def _types(values: list[object]) -> list[str | None]:
-    """Event types as text; None for missing or blank ones."""
-    if set(map(type, values)) == {str}:
-        texts = cast(list[str], values)
-        if all(map(str.strip, texts)):
-            return list(texts)
-    return [
-        value if isinstance(value, str) and value.strip() else type_text(value) for value in values
+        codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
+    bad = ~has_type
+    time_form, time_column = columns.get(options.time_col, none)
+    times, time_ints = _times(time_form, time_column, bad, reasons, options.time_col)
+    kept, needed = options.kept(), options.needed()
+    attributes = {
+        name: _attribute(*form)
+        for name, form in columns.items()
+        if name not in needed and (kept is None or name in kept)
+    }
+    if options.numeric:
+        _check_numeric(attributes, codes, type_names, options, bad, reasons)
+    found = sorted(reasons)
+    given = [
+        RejectedRow(source, int(rows[i]), reasons[i], record)
+        for i, record in zip(found, records(found) if found else [], strict=True)
     ]
+    if rejected:
+        given = sorted([*rejected, *given], key=lambda row: row.row)
+    keep = np.flatnonzero(~bad) if found else None
+    if keep is not None:
+        codes, rows, times = codes[keep], rows[keep], times[keep]
+        time_ints = None if time_ints is None else time_ints[keep]
+    codes, type_names = _compact(codes, None, type_names)
+    if type_form[0] == "values":  # types named in the order the kept events have them
+        order = np.argsort(np.unique(codes, return_index=True)[1])
+        remap = np.empty(len(order), np.int32)
+        remap[order] = np.arange(len(order), dtype=np.int32)
+        codes, type_names = remap[codes], [type_names[k] for k in order.tolist()]
+    if time_ints is not None and time_ints.all():
+        times, time_ints = times.astype(np.int64), None  # the float times were all rejected
+    columns_kept = {name: _finish(column, keep) for name, column in attributes.items()}
+    time_ints = time_ints if np.any(time_ints) else None
+    batch = ColumnarBatch(codes, type_names, times, columns_kept, rows, source, time_ints)
+    return ColumnarResult(batch, given)
 
 
-def _all_numbers(values: list[object]) -> bool:
-    """True when every value is an int or a finite float, each a time in range (the
-    common case)."""
-    if not values:
-        return True
-    kinds = set(map(type, values))
-    if not kinds <= {int, float}:
-        return False
-    numbers = cast(list[float], values)
-    if float in kinds and not all(map(math.isfinite, numbers)):
-        return False
-    return time_in_range(min(numbers)) and time_in_range(max(numbers))
+def _finish(column: Column | _Text | list[object], keep: np.ndarray | None) -> Column:
+    if isinstance(column, list):  # values: their kinds are those of the kept rows
+        return column_of(column if keep is None else [column[i] for i in keep.tolist()])
+    if isinstance(column, _Text):
+        codes, valid = column.codes, column.valid
+        if keep is not None:
+            codes, valid = codes[keep], valid[keep]
+        codes, words = _compact(codes, valid, column.words)
+        return Column("text", codes, valid, words)
+    return column if keep is None else column.take(keep)
 
 
-def _parse_times(times: list[object], time_col: str, bad: dict[int, str]) -> None:
-    """Convert times in place to epoch seconds; record a reason for each bad one.
-
-    Columns of ISO-8601 text are converted by pyarrow in one go when they all
-    have a plain shape; the rest, value by value.
-    """
-    texts = [(i, value) for i, value in enumerate(times) if isinstance(value, str) and i not in bad]
-    if len(texts) >= _VECTOR_MIN:
-        converted = iso_column([text for _, text in texts])
-        if converted is not None:
-            for (i, _), seconds in zip(texts, converted, strict=True):
-                times[i] = seconds
-    for i, value in enumerate(times):
-        kind = type(value)
-        if (kind is int or (isinstance(value, float) and math.isfinite(value))) and time_in_range(
-            value
-        ):
-            continue
-        if i in bad:
-            continue
-        if value is None or (isinstance(value, str) and not value.strip()):
-            bad[i] = f"no time in column '{time_col}'"
-            continue
-        try:
-            times[i] = time_value(value)
-        except ValueError as error:
-            bad[i] = str(error)
+def _compact(
+    codes: np.ndarray, valid: np.ndarray | None, words: list[str]
+) -> tuple[np.ndarray, list[str]]:
+    """Codes and words of the words in use (``valid`` None: every code is; codes of
+    missing cells become 0)."""
+    if not words:
+        return np.zeros(len(codes), np.int32), []
+    used = np.bincount(codes if valid is None else codes[valid], minlength=len(words)) > 0
+    if used.all():
+        if valid is not None and not valid.all():
+            codes = np.where(valid, codes, 0).astype(np.int32)
+        return codes, words
+    remap = (np.cumsum(used) - 1).astype(np.int32)
+    codes = remap[codes] if valid is None else np.where(valid, remap[codes], 0)
+    return codes.astype(np.int32, copy=False), [w for w, u in zip(words, used, strict=True) if u]
 
 
 def _check_numeric(
-    attributes: Mapping[str, list[object]],
-    types: list[str | None],
-    numeric: Mapping[str, Iterable[str]],
-    bad: dict[int, str],
+    attributes: Mapping[str, Column | _Text | list[object]],
+    codes: np.ndarray,
+    type_names: list[str],
+    options: ReadOptions,
+    bad: np.ndarray,
+    reasons: dict[int, str],
 ) -> None:
-    """Reject rows whose numerically-read attributes hold text.
-
-    Missing values are fine: the engine does not bind such an event to the
-    variable (SEMANTICS.md, "Predicates"), which is the query's meaning, not
-    an input error.
-    """
+    """Reject rows whose numerically-read attributes hold text. Missing values are fine:
+    the engine does not bind such an event (SEMANTICS.md, "Predicates")."""
     readers: dict[str, set[str]] = {}
-    for event_type, names in numeric.items():
+    for event_type, names in (options.numeric or {}).items():
         for name in names:
             readers.setdefault(name, set()).add(str(event_type))
     for name, event_types in readers.items():
-        values = attributes.get(name)
-        if values is None or set(map(type, values)) <= {int, float, type(None)}:
+        column = attributes.get(name)
+        if column is None or (isinstance(column, Column) and column.kind in ("int", "float")):
             continue
+        of_type = np.isin(codes, [k for k, word in enumerate(type_names) if word in event_types])
+        if isinstance(column, _Text):
+            rows = np.flatnonzero(column.valid & of_type & ~bad)
+            for i, code in zip(rows.tolist(), column.codes[rows].tolist(), strict=True):
+                reasons[i] = _nan(name, column.words[code])
+            bad[rows] = True
+            continue
+        values = column if isinstance(column, list) else column.python_values()
         for i, value in enumerate(values):
-            kind = type(value)
-            if value is None or kind is int or kind is float:
-                continue
-            if i in bad or types[i] not in event_types:
-                continue
-            bad[i] = (
-                f"attribute '{name}' is '{shown(value)}', not a number "
-                "(the queries read it numerically)"
-            )
+            if value is not None and type(value) not in (int, float) and of_type[i] and not bad[i]:
+                reasons[i] = _nan(name, value)
+                bad[i] = True
+
+
+def _nan(name: str, value: object) -> str:
+    return f"attribute '{name}' is '{shown(value)}', not a number (the queries read it numerically)"
+
+
+def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Codes, words and presence of the event types of a column. CSV: the cell stripped,
+    blank is missing; Arrow strings and integers: a non-blank string as it is, an integer
+    as its digits; values: a non-blank string as it is, any other value as its text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if form == "values":
+        types = column  # (the common case: every type a non-blank text)
+        if set(map(type, column)) != {str} or not all(map(str.strip, column)):
+            types = [v if isinstance(v, str) and v.strip() else type_text(v) for v in column]
+        words = [word for word in dict.fromkeys(types) if word is not None]
+        ids = {word: code for code, word in enumerate(words)}
+        codes = np.fromiter(map(ids.get, types, itertools.repeat(-1)), np.int32, len(types))
+        codes[~(present := codes >= 0)] = 0
+        return codes, words, present
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if form == "typed":
+        if pa.types.is_integer(kind):
+            column, kind = column.cast(pa.string()), pa.string()
+        if not _is_text(kind):
+            raise _Slow
+    trimmed = text.stripped(pc.fill_null(column, "") if column.null_count else column)
+    codes, words = text.encode(trimmed if form == "text" else column)
+    return codes, words, text.lengths(trimmed) > 0
+
+
+# ----------------------------------------------------------------------------- times
+
+
+def _times(
+    form: str, column: Any, bad: np.ndarray, reasons: dict[int, str], time_col: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Epoch seconds of a time column: int64 when every kept one is an int, else float64
+    and the mask of those that are ints in the value model. Rows without a time, or
+    whose time is none, are marked in ``bad`` with their reason (rows already bad are
+    left alone)."""
+    cells, texts = _time_cells(form, column, bad)
+    parse = np.flatnonzero((cells.code == TEXT) & ~bad)
+    if parse.size:
+        _parse_texts(texts.take(parse), parse, cells)
+    code, ints, floats = cells.code, cells.ints, cells.floats
+    is_int, is_float = code == INT, code == FLOAT
+    far = (is_int & (np.abs(ints) >= TIME_LIMIT)) | (is_float & (np.abs(floats) >= TIME_LIMIT))
+    for i in np.flatnonzero(~bad & (far | (code == EMPTY) | (code == FAILED))).tolist():
+        if code[i] == EMPTY:
+            reasons[i] = f"no time in column '{time_col}'"
+        elif code[i] == FAILED:
+            reasons[i] = cells.failures[i]
+        else:
+            reasons[i] = time_out_of_range(str(int(ints[i]) if is_int[i] else float(floats[i])))
+        bad[i] = True
+    if not np.any(is_float & ~bad):
+        return ints, None
+    return np.where(is_int, ints.astype(np.float64), floats), is_int
+
+
+def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
+    """The classified cells of a time column, and its texts (for the TEXT cells)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if form == "values":
+        cells = text.cells_of(column)
+        for i in np.flatnonzero(cells.code == ODD).tolist():
+            _decide(cells, i, column[i])
+        texts = [v if isinstance(v, str) else None for v in column] if TEXT in cells.code else []
+        return cells, pa.array(texts, pa.string())
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if form == "text" or _is_text(kind):  # (time_value's rules on text are the CSV rules)
+        texts = pc.fill_null(column, "") if column.null_count else column
+        cells = text.classify(texts)
+        if np.any((cells.code == ODD) & ~bad):
+            raise _Slow  # integers too long for int64, or non-finite number texts
+        return cells, text.stripped(texts) if np.any(cells.code == TEXT) else None
+    n = len(column)
+    if pa.types.is_integer(kind):
+        try:
+            ints = text.filled(column.cast(pa.int64()), 0)
+        except pa.ArrowInvalid:
+            raise _Slow from None  # uint64 beyond int64
+        cells = Cells(np.full(n, INT, np.uint8), ints, np.zeros(n))
+    elif pa.types.is_floating(kind):
+        floats = text.filled(column.cast(pa.float64()), 0.0)
+        cells = Cells(np.full(n, FLOAT, np.uint8), np.zeros(n, np.int64), floats)
+        for i in np.flatnonzero(~np.isfinite(floats)).tolist():
+            _decide(cells, i, normalize_value(float(floats[i])))
+    elif (scaled := _scaled_ints(column)) is not None:
+        cells = Cells(np.where(scaled[2], INT, FLOAT).astype(np.uint8), scaled[0], scaled[1])
+    else:
+        raise _Slow  # booleans, decimals, nested values...
+    if column.null_count:
+        cells.code[~column.is_valid().to_numpy(zero_copy_only=False)] = EMPTY
+    return cells, None
+
+
+def _decide(cells: Cells, i: int, value: object) -> None:
+    """A time cell by :func:`time_value`: its number, or FAILED with the reason."""
+    try:
+        seconds = time_value(value)
+    except ValueError as error:
+        cells.code[i] = FAILED
+        cells.failures[i] = str(error)
+        return
+    if type(seconds) is int:
+        cells.code[i], cells.ints[i] = INT, seconds
+    else:
+        cells.code[i], cells.floats[i] = FLOAT, seconds
+
+
+def _scaled_ints(column: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Timestamps, durations and dates in seconds (None for other types)."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_timestamp(kind) or pa.types.is_duration(kind):
+        return _seconds(text.filled(column.cast(pa.int64()), 0), _PER_SECOND[kind.unit])
+    if pa.types.is_date32(kind):
+        return _seconds(text.filled(column.cast(pa.int32()), 0).astype(np.int64) * 86400, 1)
+    if pa.types.is_date64(kind):
+        return _seconds(text.filled(column.cast(pa.int64()), 0), 1000)
+    return None
+
+
+def _seconds(raw: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of 1/``per_second`` s as seconds: the whole ones as ints, the others as
+    the float quotient (the correctly rounded one, as Python's int division gives it),
+    and which are whole."""
+    whole = raw % per_second == 0
+    floats = raw / per_second  # correctly rounded while |raw| <= 2**53
+    for i in np.flatnonzero(~whole & (np.abs(raw) > _EXACT_FLOAT_INT)).tolist():
+        floats[i] = int(raw[i]) / per_second
+    return raw // per_second, floats, whole
+
+
+def _parse_texts(texts: Any, index: np.ndarray, cells: Cells) -> None:
+    """Convert the time texts of the cells at ``index``: ISO-8601 timestamps of a plain
+    shape by pyarrow, the rest by ``time_value``."""
+    micros, parsed = _iso_micros(texts)
+    ints, floats, whole = _seconds(micros[parsed], 10**6)
+    at = index[parsed]
+    cells.code[at] = np.where(whole, INT, FLOAT)
+    cells.ints[at], cells.floats[at] = ints, floats
+    rest = np.flatnonzero(~parsed)
+    for k, value in zip(rest.tolist(), texts.take(rest).to_pylist(), strict=True):
+        _decide(cells, int(index[k]), value)
+
+
+def _iso_micros(texts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Microseconds since the epoch of plain-shaped ISO-8601 texts, and which texts were
+    converted (pyarrow casts each alone, so one it refuses leaves the others converted)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    micros = np.zeros(len(texts), dtype=np.int64)
+    plain = text.bools(pc.match_substring_regex(texts, _PLAIN_ISO))
+    plain &= ~text.bools(pc.starts_with(texts, "0000"))  # year 0: pyarrow takes it, Python not
+    index = np.flatnonzero(plain)
+    if not index.size:
+        return micros, plain
+    subset = texts.take(index)
+    zoned = pc.match_substring_regex(subset, _ZONED_ISO)
+    missing = pa.scalar(None, pa.string())
+    with_zone = _cast_or_null(pc.if_else(zoned, subset, missing), pa.timestamp("us", tz="UTC"))
+    without = _cast_or_null(pc.if_else(zoned, missing, subset), pa.timestamp("us"))
+    both = pc.coalesce(with_zone.cast(pa.int64()), without.cast(pa.int64()))
+    micros[index] = text.filled(both, 0)
+    plain[index] = text.bools(pc.is_valid(both))
+    return micros, plain
+
+
+def _cast_or_null(array: Any, target: Any) -> Any:
+    """Cast each value on its own: null where pyarrow refuses it (halving the array
+    around the refused values, so a few bad texts cost a few casts)."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    try:
+        return array.cast(target)
+    except pa.ArrowInvalid:
+        if len(array) == 1:
+            return pa.nulls(1, target)
+    half = len(array) // 2
+    return pa.concat_arrays(
+        [_cast_or_null(array.slice(0, half), target), _cast_or_null(array.slice(half), target)]
+    )
+
+
+# ----------------------------------------------------------------------------- attributes
+
+
+def _attribute(form: str, column: Any) -> Column | _Text | list[object]:
+    if form == "values":
+        return cast(list[object], column)
+    if form == "typed":
+        return _typed_attribute(column)
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        column = pc.fill_null(column, "")
+    quick = text.plain_numbers(column)
+    if quick is not None:
+        return Column(*quick)
+    cells = text.classify(column, plain=False)
+    numbers = (cells.code == INT) | (cells.code == FLOAT) | (cells.code == ODD)
+    if not numbers.any():
+        trimmed = text.stripped(column)
+        codes, words = text.encode(trimmed)
+        return _Text(codes, text.lengths(trimmed) > 0, words)
+    for kind, code, values in (("int", INT, cells.ints), ("float", FLOAT, cells.floats)):
+        if np.all((cells.code == code) | (cells.code == EMPTY)):
+            return Column(kind, values, cells.code == code)
+    return column_of(text.text_values(column, cells))
+
+
+def _typed_attribute(column: Any) -> Column | _Text:
+    """A typed column with the rules of :func:`arrow_values`, on arrays where it can."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    n = len(column)
+    valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
+    valid = np.ones(n, np.bool_) if valid is None else valid
+    if pa.types.is_null(kind):
+        return Column("int", np.zeros(n, np.int64), np.zeros(n, np.bool_))
+    if pa.types.is_integer(kind):
+        try:
+            return Column("int", text.filled(column.cast(pa.int64()), 0), valid)
+        except pa.ArrowInvalid:
+            pass  # uint64 beyond int64
+    elif _is_text(kind):
+        codes, words = text.encode(column)
+        return _Text(codes, valid, words)
+    elif pa.types.is_floating(kind):
+        floats = text.filled(column.cast(pa.float64()), 0.0)
+        if np.isfinite(floats).all():
+            return Column("float", floats, valid)
+    elif pa.types.is_boolean(kind):
+        codes = np.where(text.filled(column, False), 0, 1).astype(np.int32)
+        return _Text(codes, valid, ["true", "false"])
+    elif (scaled := _scaled_ints(column)) is not None:
+        ints, floats, whole = scaled
+        if whole[valid].all():
+            return Column("int", ints, valid)
+        if not whole[valid].any():
+            return Column("float", floats, valid)
+    return column_of(arrow_values(column))
+
+
+def arrow_values(column: Any) -> list[object]:
+    """An Arrow column in the value model, one Python value per cell, by its type.
+
+    Integers and strings as they are; floats with non-finite values as text;
+    booleans as ``'true'``/``'false'``; timestamps and dates as epoch seconds
+    (naive means UTC); durations as seconds; decimals as ``int`` when integral
+    else ``float``; nested and other types as :func:`normalize_value` says.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if pa.types.is_null(kind):
+        return [None] * len(column)
+    if pa.types.is_floating(kind):
+        column = column.cast(pa.float64())
+        if pc.all(pc.is_finite(column)).as_py() is False:
+            return [normalize_value(value) for value in column.to_pylist()]
+    if pa.types.is_boolean(kind):
+        return [None if v is None else "true" if v else "false" for v in column.to_pylist()]
+    if (scaled := _scaled_ints(column)) is not None:
+        ints, floats, whole = (part.tolist() for part in scaled)
+        valid = column.is_valid().to_numpy(zero_copy_only=False).tolist()
+        parts = zip(ints, floats, whole, valid, strict=True)
+        return [None if not ok else i if w else f for i, f, w, ok in parts]
+    if pa.types.is_decimal(kind):
+        return [None if value is None else decimal_value(value) for value in column.to_pylist()]
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or _is_text(kind):
+        return cast(list[object], column.to_pylist())
+    return [normalize_value(value) for value in column.to_pylist()]
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+# ----------------------------------------------------------------------------- mappings
 
 
 def from_mappings(
     numbered: Iterable[tuple[int, object]],
+    options: ReadOptions,
     *,
     source: str,
-    type_col: str,
-    time_col: str,
-    event_type: str | None,
-    numeric: Mapping[str, Iterable[str]] | None,
     what: str,
     rejected: Iterable[RejectedRow] = (),
     parsed_json: bool = False,
-) -> ReadResult:
+    known: Collection[str] = (),
+) -> ColumnarResult:
     """Events from (row number, mapping) pairs: JSON Lines and Python records.
 
     Columns are the union of the keys in first-appearance order; a key absent
-    from a record is a missing value. An item that is not a mapping is
-    rejected ("line is an array, not an object"). ``parsed_json`` says that
-    the mappings are dicts with text keys (fresh from ``json``). With
-    ``event_type`` given every mapping is an event of that type and
-    ``type_col`` is an ordinary key.
+    from a record is a missing value. An item that is not a mapping is rejected
+    ("line is an array, not an object"). ``parsed_json``: the mappings are dicts
+    with text keys (fresh from ``json``). ``known``: the keys of other rows of the
+    source (other chunks); a needed column among them is one here too.
     """
-    check_event_type(event_type)
+    options.check()
     earlier = list(rejected)
     records: list[dict[str, object]] = []
     rows: list[int] = []
@@ -279,21 +562,15 @@ def from_mappings(
     last_keys: object = None
     for row, record in numbered:
         if type(record) is not dict and not isinstance(record, Mapping):
-            earlier.append(
-                RejectedRow(
-                    source,
-                    row,
-                    f"{what} is {_kind(record)}, not an object",
-                    {"_text": json_text(record, compact=True, ensure_ascii=False)},
-                )
-            )
+            reason = f"{what} is {_kind(record)}, not an object"
+            text_ = json_text(record, compact=True, ensure_ascii=False)
+            earlier.append(RejectedRow(source, row, reason, {"_text": text_}))
             continue
         if not parsed_json and (
             type(record) is not dict or not all(type(key) is str for key in record)
         ):
             record = {str(key): value for key, value in record.items()}
-        keys = record.keys()
-        if keys != last_keys:
+        if (keys := record.keys()) != last_keys:
             names.update(dict.fromkeys(keys))
             last_keys = keys
         records.append(cast(dict[str, object], record))
@@ -301,31 +578,17 @@ def from_mappings(
     columns: dict[str, list[object]] = {}
     for name in names:
         values = [record.get(name) for record in records]
-        if _needs_normalizing(values):
+        kinds = set(map(type, values))
+        if not kinds <= {str, int, float, type(None)} or (
+            float in kinds and not all(math.isfinite(v) for v in values if type(v) is float)  # type: ignore[arg-type]
+        ):
             values = [normalize_value(value) for value in values]
         columns[name] = values
-    return assemble(
-        source=source,
-        names=list(names),
-        columns=columns,
-        rows=rows,
-        record_of=records.__getitem__,
-        type_col=type_col,
-        time_col=time_col,
-        event_type=event_type,
-        numeric=numeric,
-        rejected=earlier,
-    )
-
-
-def _needs_normalizing(values: list[object]) -> bool:
-    kinds = set(map(type, values))
-    if not kinds <= {str, int, float, type(None)}:
-        return True
-    if float not in kinds:
-        return False
-    floats = [value for value in values if isinstance(value, float)]
-    return not all(map(math.isfinite, floats))
+    for name in options.needed().intersection(known).difference(names) if rows else ():
+        columns[name] = [None] * len(rows)
+    return assemble_columns(
+        columns, rows, lambda bad: [records[i] for i in bad], options, source=source, rejected=earlier
+    )  # fmt: skip
 
 
 def _kind(value: object) -> str:
@@ -337,9 +600,7 @@ def _kind(value: object) -> str:
         return "a string"
     if isinstance(value, int | float):
         return "a number"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return f"a {type(value).__name__}"
+    return "an array" if isinstance(value, list | tuple) else f"a {type(value).__name__}"
 
 
 def from_records(
@@ -351,47 +612,17 @@ def from_records(
     source: str = "<records>",
     numeric: Mapping[str, Iterable[str]] | None = None,
 ) -> ReadResult:
-    """Build events from Python mappings with the JSON Lines rules.
+    """Events of Python mappings (rows numbered from 1), with the JSON Lines rules.
 
-    Values are brought into the value model as JSON values are (booleans
-    become ``'true'``/``'false'``, nested values their JSON text), times
-    may be numbers, ISO-8601 strings, or ``datetime``/``date`` objects.
-    Rows are numbered from 1 in iteration order.
-
-    Parameters
-    ----------
-    records
-        One mapping per event.
-    type_col, time_col
-        Keys that hold the event type and time.
-    event_type
-        When given, every record is an event of this type: no type key
-        is needed, and ``type_col``, if present, is an attribute like
-        any other key.
-    source
-        Name used in messages and rejected rows.
-    numeric
-        Event type -> attributes that the queries read numerically; a
-        present non-number value of such an attribute rejects the row.
-
-    Returns
-    -------
-    ReadResult
-        The events and the rejected records.
-
-    Raises
-    ------
-    InputError
-        When there are records but none has the type key (unless
-        ``event_type`` is given) or the time key, or when ``event_type``
-        is empty.
+    Values are brought into the value model as JSON values are (booleans become
+    ``'true'``/``'false'``, nested values their JSON text); times may be numbers,
+    ISO-8601 strings, or ``datetime``/``date`` objects. The options are those of
+    :func:`~trendagg.io.readers.read_events`; ``source`` names the records in
+    messages and rejected rows. InputError when there are records but none has the
+    type key (unless ``event_type`` is given) or the time key, or when
+    ``event_type`` is empty.
     """
-    return from_mappings(
-        enumerate(records, start=1),
-        source=source,
-        type_col=type_col,
-        time_col=time_col,
-        event_type=event_type,
-        numeric=numeric,
-        what="record",
-    )
+    options = ReadOptions(type_col, time_col, event_type, numeric)
+    numbered = enumerate(records, start=1)
+    result = from_mappings(numbered, options, source=source, what="record")
+    return ReadResult(result.events.to_events(), result.rejected)

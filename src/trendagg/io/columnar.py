@@ -11,6 +11,8 @@ Python object per event.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +21,6 @@ import numpy as np
 
 from trendagg.io.batch import EventBatch, RejectedRow
 
-KINDS = ("int", "float", "text", "mixed")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _EXACT_FLOAT_INT = 2**53  # every integer of at most this size is exactly a float64
 
@@ -53,15 +54,13 @@ class Column:
             return list(self.values)
         if self.kind == "text":
             assert self.dictionary is not None
-            words = self.dictionary
-            return [
-                words[c] if ok else None
-                for c, ok in zip(self.values.tolist(), self.valid.tolist(), strict=True)
-            ]
-        return [
-            v if ok else None
-            for v, ok in zip(self.values.tolist(), self.valid.tolist(), strict=True)
-        ]
+            words = np.array([*self.dictionary, None], dtype=object)
+            picked: list[object] = words[np.where(self.valid, self.values, len(words) - 1)].tolist()
+            return picked
+        values: list[object] = self.values.tolist()
+        for i in np.flatnonzero(~self.valid).tolist():
+            values[i] = None
+        return values
 
     def take(self, index: np.ndarray | slice) -> Column:
         """The values at ``index`` (a slice gives views, no copy)."""
@@ -73,23 +72,25 @@ class Column:
 def column_of(values: Sequence[object]) -> Column:
     """The typed column of a list of value-model values (None = missing)."""
     n = len(values)
-    valid = np.fromiter((v is not None for v in values), dtype=np.bool_, count=n)
-    kinds = {type(v) for v in values if v is not None}
+    kinds = set(map(type, values))
+    if type(None) in kinds:
+        kinds.discard(type(None))
+        valid = np.fromiter(map(operator.is_not, values, itertools.repeat(None)), np.bool_, n)
+        filled = [0 if v is None else v for v in values] if kinds <= {int, float} else values
+    else:
+        valid, filled = np.ones(n, np.bool_), values
     if kinds <= {int}:
-        if all(-(2**63) <= v < 2**63 for v in values if v is not None):  # type: ignore[operator]
-            data = np.fromiter((0 if v is None else v for v in values), dtype=np.int64, count=n)
-            return Column("int", data, valid)
+        try:
+            return Column("int", np.array(filled, dtype=np.int64), valid)
+        except OverflowError:
+            pass  # beyond int64: mixed
     elif kinds == {float}:
-        data = np.fromiter((0.0 if v is None else v for v in values), dtype=np.float64, count=n)
-        return Column("float", data, valid)
+        return Column("float", np.array(filled, dtype=np.float64), valid)
     elif kinds == {str}:
-        codes: dict[str, int] = {}
-        data = np.fromiter(
-            (0 if v is None else codes.setdefault(v, len(codes)) for v in values),  # type: ignore[arg-type]
-            dtype=np.int32,
-            count=n,
-        )
-        return Column("text", data, valid, list(codes))
+        codes: dict[object, int] = {None: -1}  # (a missing value: code 0)
+        data = np.array([codes.setdefault(v, len(codes) - 1) for v in values], dtype=np.int32)
+        data[~valid] = 0
+        return Column("text", data, valid, [w for w in codes if w is not None])  # type: ignore[misc]
     return Column("mixed", list(values), valid)
 
 
@@ -225,78 +226,151 @@ class ColumnarResult:
     rejected: list[RejectedRow] = field(default_factory=list)
 
 
-def _concat_columns(cols: list[Column | None], sizes: list[int]) -> Column:
-    """One column from pieces (None: a piece without the attribute)."""
-    kinds = {c.kind for c in cols if c is not None}
-    valid = np.concatenate(
-        [
-            c.valid if c is not None else np.zeros(n, dtype=np.bool_)
-            for c, n in zip(cols, sizes, strict=True)
-        ]
-    )
-    if len(kinds) == 1 and kinds <= {"int", "float"}:
-        kind = kinds.pop()
-        dtype = np.int64 if kind == "int" else np.float64
-        values = np.concatenate(
-            [
-                c.values if c is not None else np.zeros(n, dtype=dtype)
-                for c, n in zip(cols, sizes, strict=True)
-            ]
-        )
-        return Column(kind, values, valid)
-    if kinds == {"text"}:
-        words: dict[str, int] = {}
-        parts = []
-        for c, n in zip(cols, sizes, strict=True):
-            if c is None:
-                parts.append(np.zeros(n, dtype=np.int32))
-                continue
-            assert c.dictionary is not None
-            remap = np.array(
-                [words.setdefault(w, len(words)) for w in c.dictionary] or [0], dtype=np.int32
-            )
-            parts.append(remap[c.values] if len(c.values) else np.zeros(0, dtype=np.int32))
-        return Column("text", np.concatenate(parts), valid, list(words))
-    values: list[object] = []
-    for c, n in zip(cols, sizes, strict=True):
-        values.extend(c.python_values() if c is not None else [None] * n)
-    return column_of(values)
-
-
 def concat(batches: list[ColumnarBatch]) -> ColumnarBatch:
     """The events of several batches, in order (type codes and dictionaries merged)."""
     if len(batches) == 1:
         return batches[0]
-    names: dict[str, int] = {}
-    types = []
-    for b in batches:
-        remap = np.array(
-            [names.setdefault(t, len(names)) for t in b.type_names] or [0], dtype=np.int32
+    gather = Gather(sum(map(len, batches)))
+    for batch in batches:
+        gather.add(ColumnarResult(batch))
+    return gather.result(batches[0].source).events
+
+
+class Gather:
+    """Chunks of events into one batch, in arrays allocated once for ``capacity`` rows
+    (untouched capacity costs no memory) and doubled if that is not enough, so that a
+    file read in chunks is never held twice."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(int(capacity), 16)
+        self.size = 0
+        self.type_ids: dict[str, int] = {}
+        self.types = np.empty(self.capacity, np.int32)
+        self.rows = np.empty(self.capacity, np.int64)
+        self.times: np.ndarray = np.empty(self.capacity, np.int64)
+        self.time_ints: np.ndarray | None = None  # with float64 times
+        self.columns: dict[str, _GatherColumn] = {}
+        self.rejected: list[RejectedRow] = []
+
+    def add(self, chunk: ColumnarResult) -> None:
+        batch = chunk.events
+        self.rejected.extend(chunk.rejected)
+        start, end = self.size, self.size + len(batch)
+        if end > self.capacity:
+            self._grow(end)
+        remap = [self.type_ids.setdefault(name, len(self.type_ids)) for name in batch.type_names]
+        self.types[start:end] = np.array(remap or [0], np.int32)[batch.types]
+        assert batch.rows is not None
+        self.rows[start:end] = batch.rows
+        self._add_times(batch, start, end)
+        for name in batch.columns:
+            if name not in self.columns:
+                self.columns[name] = _GatherColumn(self.capacity)
+        for name, column in self.columns.items():
+            column.add(batch.columns.get(name), start, end)
+        self.size = end
+
+    def _add_times(self, batch: ColumnarBatch, start: int, end: int) -> None:
+        """Times as they come: int64 while every time is an int, else float64 with the
+        mask of the ints (every time a reader gives is below 2**43, exact as a float)."""
+        floats = batch.times.dtype == np.float64
+        if floats and self.time_ints is None:  # (untouched capacity stays untouched)
+            self.times = _grown(self.times, self.capacity, start, np.float64)
+            self.time_ints = np.zeros(self.capacity, np.bool_)
+            self.time_ints[:start] = True
+        self.times[start:end] = batch.times
+        if self.time_ints is not None:
+            whole = batch.time_ints if floats else True
+            self.time_ints[start:end] = False if whole is None else whole
+
+    def _grow(self, need: int) -> None:
+        self.capacity = max(need, 2 * self.capacity)
+        self.types = _grown(self.types, self.capacity, self.size)
+        self.rows = _grown(self.rows, self.capacity, self.size)
+        self.times = _grown(self.times, self.capacity, self.size)
+        if self.time_ints is not None:
+            self.time_ints = _grown(self.time_ints, self.capacity, self.size)
+        for column in self.columns.values():
+            column.grow(self.capacity, self.size)
+
+    def result(self, source: str) -> ColumnarResult:
+        n = self.size
+        time_ints = self.time_ints
+        batch = ColumnarBatch(
+            types=self.types[:n],
+            type_names=list(self.type_ids),
+            times=self.times[:n],
+            columns={name: column.result(n) for name, column in self.columns.items()},
+            rows=self.rows[:n],
+            source=source,
+            time_ints=time_ints[:n] if time_ints is not None and time_ints[:n].any() else None,
         )
-        types.append(remap[b.types] if len(b.types) else np.zeros(0, dtype=np.int32))
-    if all(b.times.dtype.kind == "i" for b in batches):
-        times = np.concatenate([b.times for b in batches])
-    else:
-        times = np.concatenate([b.times.astype(np.float64) for b in batches])
-    sizes = [len(b) for b in batches]
-    attrs: list[str] = []
-    for b in batches:
-        attrs.extend(a for a in b.columns if a not in attrs)
-    return ColumnarBatch(
-        types=np.concatenate(types),
-        type_names=list(names),
-        times=times,
-        columns={a: _concat_columns([b.columns.get(a) for b in batches], sizes) for a in attrs},
-        rows=np.concatenate([b.rows for b in batches if b.rows is not None]),
-        source=batches[0].source,
-    )
+        return ColumnarResult(batch, self.rejected)
+
+
+class _GatherColumn:
+    """One attribute column being gathered: arrays while the chunks agree on its kind,
+    else the value model's list (``mixed``)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.kind: str | None = None  # None until a chunk has the column
+        self.values: Any = None
+        self.valid = np.zeros(capacity, np.bool_)
+        self.words: dict[str, int] = {}
+
+    def add(self, column: Column | None, start: int, end: int) -> None:
+        if column is None:  # missing for these rows (a file of a dataset without it)
+            if self.kind == "mixed":
+                self.values.extend([None] * (end - start))
+            return
+        self.valid[start:end] = column.valid
+        if self.kind is None and column.kind != "mixed":
+            self.kind = column.kind
+            dtype = {"int": np.int64, "float": np.float64, "text": np.int32}[column.kind]
+            self.values = np.zeros(len(self.valid), dtype)
+        if self.kind == column.kind and column.kind in ("int", "float"):
+            self.values[start:end] = column.values
+        elif self.kind == column.kind == "text":
+            assert column.dictionary is not None
+            remap = [self.words.setdefault(word, len(self.words)) for word in column.dictionary]
+            self.values[start:end] = np.array(remap or [0], np.int32)[column.values]
+        else:
+            if self.kind != "mixed":
+                self.values = self._list(start)
+                self.kind = "mixed"
+            self.values.extend(column.python_values())
+
+    def _list(self, size: int) -> list[object]:
+        if self.kind is None:
+            return [None] * size
+        words = list(self.words) if self.kind == "text" else None
+        return Column(self.kind, self.values[:size], self.valid[:size], words).python_values()
+
+    def grow(self, capacity: int, size: int) -> None:
+        self.valid = _grown(self.valid, capacity, size)
+        if isinstance(self.values, np.ndarray):
+            self.values = _grown(self.values, capacity, size)
+
+    def result(self, n: int) -> Column:
+        if self.kind == "mixed":
+            return column_of(self.values)
+        if self.kind == "text":
+            return Column("text", self.values[:n], self.valid[:n], list(self.words))
+        assert self.kind is not None
+        return Column(self.kind, self.values[:n], self.valid[:n])
+
+
+def _grown(array: np.ndarray, capacity: int, size: int, dtype: Any = None) -> np.ndarray:
+    bigger = np.zeros(capacity, array.dtype if dtype is None else dtype)
+    bigger[:size] = array[:size]
+    return bigger
 
 
 __all__ = [
-    "KINDS",
     "Column",
     "ColumnarBatch",
     "ColumnarResult",
+    "Gather",
     "column_of",
     "concat",
     "times_of",

@@ -7,8 +7,13 @@ file needs no ``.gz`` in its name.
 
 from __future__ import annotations
 
+import gzip
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from trendagg.errors import InputError
 
@@ -82,3 +87,25 @@ def is_gzip(path: Path) -> bool:
     """Whether a file's content is gzip-compressed, whatever its name."""
     with path.open("rb") as handle:
         return handle.read(2) == _GZIP_MAGIC
+
+
+@dataclass(frozen=True)
+class Input:
+    """An event file or folder that exists: its path, its name in messages, its format
+    and whether its content is gzip-compressed."""
+
+    location: Path
+    source: str
+    kind: str
+    gzipped: bool = False
+
+
+@contextmanager
+def open_binary(location: Path, gzipped: bool) -> Iterator[IO[bytes]]:
+    """Open a (possibly gzipped) file for reading bytes."""
+    if gzipped:
+        with gzip.open(location, "rb") as handle:
+            yield cast(IO[bytes], handle)
+    else:
+        with location.open("rb") as handle:
+            yield handle

@@ -40,12 +40,12 @@ _NONFINITE_WORDS = frozenset(
 )
 _SHOWN_CHARS = 40
 # ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree
-# (checked value by value in the tests); anything else is parsed in Python.
-_PLAIN_ISO = (
+# (checked value by value in the tests): the readers parse those with pyarrow.
+PLAIN_ISO = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
     r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
 )
-_ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
+ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
 
 
 def exact_int(text: str) -> int:
@@ -326,33 +326,3 @@ def _key_text(key: object, ascii_only: bool) -> str:
     if isinstance(key, str):
         return json.dumps(key, ensure_ascii=ascii_only)
     return json.dumps(cell_text(key), ensure_ascii=ascii_only)
-
-
-def iso_column(texts: list[str]) -> list[int | float] | None:
-    """Convert many ISO-8601 texts at once with pyarrow, exactly as :func:`time_value`.
-
-    Returns None unless every text has a plain shape (``YYYY-MM-DD``, then
-    optionally ``[T ]hh:mm[:ss[.ffffff]]`` and ``Z`` or ``+hh:mm``) and pyarrow
-    accepts all of them; the caller then parses value by value, which also
-    produces the reasons for the bad ones.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    array = pa.array(texts, pa.string())
-    if not pc.all(pc.match_substring_regex(array, _PLAIN_ISO)).as_py():
-        return None
-    if pc.any(pc.starts_with(array, "0000")).as_py():
-        return None  # year 0: pyarrow accepts it, Python's datetime does not
-    zoned = pc.match_substring_regex(array, _ZONED_ISO)
-    missing = pa.scalar(None, pa.string())
-    try:
-        with_zone = pc.if_else(zoned, array, missing).cast(pa.timestamp("us", tz="UTC"))
-        without_zone = pc.if_else(zoned, missing, array).cast(pa.timestamp("us"))
-    except pa.ArrowInvalid:
-        return None
-    micros = pc.coalesce(with_zone.cast(pa.int64()), without_zone.cast(pa.int64()))
-    return [
-        value // 1_000_000 if value % 1_000_000 == 0 else value / 1_000_000
-        for value in micros.to_pylist()
-    ]

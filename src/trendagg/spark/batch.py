@@ -734,7 +734,7 @@ def read_frame(
     when no query reads them; when one does, the driver reads the file with pyarrow and
     those decimals travel as their exact text, made decimals again in the workers. A
     file the local reader refuses is refused with its message (see :func:`check_csv`,
-    :func:`trendagg.io.readers.parquet_schema`).
+    :func:`trendagg.io.parquet.parquet_schema`).
     """
     from pathlib import Path
 
@@ -742,7 +742,7 @@ def read_frame(
     from pyspark.sql import functions as F
 
     from trendagg.io.formats import event_format
-    from trendagg.io.readers import parquet_schema
+    from trendagg.io.parquet import parquet_schema
 
     p = Path(path)
     if not p.exists():
@@ -824,43 +824,43 @@ def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], b
     tells compression by the name). One pass over the bytes, at disk speed."""
     import codecs
 
-    from trendagg.io import readers
-    from trendagg.io.formats import is_gzip
+    from trendagg.io.csv import check_quotes, header, not_utf8
+    from trendagg.io.formats import Input, is_gzip, open_binary
 
-    gzipped = is_gzip(path)
-    header = readers._csv_header(path, source, gzipped) if has_header else []
+    file = Input(path, source, "csv", is_gzip(path))
+    names = header(file, None) if has_header else []
     decoder = codecs.getincrementaldecoder("utf-8")()
     quotes = 0
     try:
-        with readers._binary(path, gzipped) as handle:
+        with open_binary(path, file.gzipped) as handle:
             while chunk := handle.read(1 << 22):
                 decoder.decode(chunk)
                 quotes += chunk.count(b'"')
             decoder.decode(b"", final=True)
     except UnicodeDecodeError as error:
-        raise readers._not_utf8(source, error) from None
+        raise not_utf8(source, error) from None
     except (OSError, EOFError) as error:
         raise InputError(f"cannot read {source} as CSV ({error}); check the file") from None
     if quotes % 2:
-        readers._check_quotes(path, source, gzipped)
-    return header, quotes > 0, _spark_path(path, gzipped)
+        check_quotes(file)
+    return names, quotes > 0, _spark_path(path, file.gzipped)
 
 
 def check_jsonl(path: Any, source: str) -> str:
     """A JSON Lines file checked on the driver as the local reader checks it (a file that
     is one JSON array is refused with its message): the path Spark reads."""
-    from trendagg.io import readers
-    from trendagg.io.formats import is_gzip
+    from trendagg.io.formats import is_gzip, open_binary
+    from trendagg.io.jsonl import JSON_BLANKS, refuse_json_array
 
     gzipped = is_gzip(path)
     try:
-        with readers._binary(path, gzipped) as handle:
+        with open_binary(path, gzipped) as handle:
             for number, line in enumerate(handle, start=1):
                 if number == 1:
                     line = line.removeprefix(b"\xef\xbb\xbf")
-                text = line.decode("utf-8", "replace").strip(readers._JSON_BLANKS)
+                text = line.decode("utf-8", "replace").strip(JSON_BLANKS)
                 if text and "\ufffd" not in text:
-                    readers._refuse_json_array(text, source)
+                    refuse_json_array(text, source)
                     break
     except (OSError, EOFError) as error:
         raise InputError(f"cannot read {source} ({error}); check the file") from None
@@ -896,7 +896,7 @@ def collect(
     columns (None for JSON Lines, whose keys only the rows know)."""
     from pyspark.sql import functions as F
 
-    from trendagg.io.assemble import check_columns
+    from trendagg.io.options import ReadOptions
     from trendagg.plan.compile import attributes_read
 
     _, plans, _ = prepare(workload, options.get("strategy", "hamlet"))
@@ -906,13 +906,12 @@ def collect(
     }
     df, csv_cells, decimals = read_frame(spark, path, columns, needed)
     if RECORD not in df.columns:  # the local readers' message for a missing column
-        check_columns(
-            [c for c in df.columns if c != CSV_RAW],
-            source=path,
-            type_col=options.get("type_col", "type"),
-            time_col=options.get("time_col", "time"),
-            event_type=options.get("event_type"),
+        reading = ReadOptions(
+            options.get("type_col", "type"),
+            options.get("time_col", "time"),
+            options.get("event_type"),
         )
+        reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
     results, rejects = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
     rows = results.collect_rows()
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each

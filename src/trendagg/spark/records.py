@@ -43,27 +43,39 @@ class Reading:
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
     """Events and rejected rows (numbered from 1) of an Arrow table of typed columns, or of
-    one ``RECORD`` column of JSON texts."""
-    from trendagg.io.readers import read_arrow
+    one ``RECORD`` column of JSON texts. With ``csv_cells``, every text cell is read as a
+    CSV cell (the event type too), the other columns by their type."""
+    import pyarrow as pa
+
+    from trendagg.io.assemble import arrow_values, assemble_columns, assemble_table
+    from trendagg.io.batch import ReadResult
+    from trendagg.io.options import ReadOptions
+    from trendagg.io.text import text_values
 
     for name, precision, scale in reading.decimals:  # the exact text, a decimal again
         if name in table.column_names:
-            import pyarrow as pa
-
             index = table.column_names.index(name)
             exact = table.column(index).cast(pa.decimal256(precision, scale))
             table = table.set_column(index, name, exact)
     if RECORD in table.column_names:
         return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
-    return read_arrow(
-        table,
-        source="<spark>",
-        type_col=reading.type_col,
-        time_col=reading.time_col,
-        event_type=reading.event_type,
-        numeric=numeric,
-        text_cells=reading.csv_cells,
-    )
+    options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
+    if not reading.csv_cells:
+        read = assemble_table(table, options, source="<spark>", csv=False)
+    else:
+        texts = (pa.string(), pa.large_string())
+        columns = {
+            name: text_values(column) if column.type in texts else arrow_values(column)
+            for name, column in zip(table.column_names, table.columns, strict=True)
+        }
+
+        def records(bad: list[int]) -> list[dict[str, object]]:
+            rows: list[dict[str, object]] = table.take(pa.array(bad, pa.int64())).to_pylist()
+            return rows
+
+        rows = range(1, table.num_rows + 1)
+        read = assemble_columns(columns, rows, records, options, source="<spark>")
+    return ReadResult(read.events.to_events(), read.rejected)
 
 
 def read_rows(
@@ -74,8 +86,9 @@ def read_rows(
 ) -> Any:
     """Events and rejected rows (numbered from 1 in ``items``) of JSON texts or mappings."""
     from trendagg.io.assemble import from_mappings
-    from trendagg.io.batch import RejectedRow
-    from trendagg.io.readers import parse_json_line
+    from trendagg.io.batch import ReadResult, RejectedRow
+    from trendagg.io.jsonl import parse_json_line
+    from trendagg.io.options import ReadOptions
     from trendagg.io.values import parse_cell
 
     rejected: list[RejectedRow] = []
@@ -122,18 +135,12 @@ def read_rows(
     if missing is not None:
         rejected += [RejectedRow(source, i, missing, x) for i, x in numbered if isinstance(x, dict)]
         numbered = [(i, x) for i, x in numbered if not isinstance(x, dict)]
-    return from_mappings(
-        numbered,
-        source=source,
-        type_col=reading.type_col,
-        time_col=reading.time_col,
-        event_type=reading.event_type,
-        numeric=numeric,
-        what="line"
-        if items and isinstance(items[0], (str, bytes))
-        else "record",  # as the readers say
-        rejected=rejected,
-    )
+    options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
+    what = (
+        "line" if items and isinstance(items[0], (str, bytes)) else "record"
+    )  # as the readers say
+    read = from_mappings(numbered, options, source=source, what=what, rejected=rejected)
+    return ReadResult(read.events.to_events(), read.rejected)
 
 
 def column(name: str) -> Any:

@@ -1,0 +1,253 @@
+"""CSV files in chunks: pyarrow streams the text, Python's ``csv`` reads what pyarrow cannot.
+
+pyarrow reads every column as text, in blocks, and each chunk of rows goes to
+:func:`~trendagg.io.assemble.assemble_table`. A file whose rows do not
+all fit the header (or that pyarrow cannot read) is read by Python's ``csv``
+module from the chunk where pyarrow stopped: a row with fewer cells than the
+header has its absent cells missing, a row with more cells is rejected (the extra
+cells kept in its record under ``_extra``). Rows are numbered among the data
+rows, blank lines excluded.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING
+
+from trendagg.errors import InputError
+from trendagg.io.assemble import assemble_columns, assemble_table
+from trendagg.io.batch import RejectedRow
+from trendagg.io.columnar import ColumnarResult
+from trendagg.io.formats import Input
+from trendagg.io.options import ReadOptions, column_list
+from trendagg.io.text import has_byte
+from trendagg.io.values import parse_cell
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_BLOCK_BYTES = 1 << 20  # pyarrow's CSV block: larger blocks parse slower
+
+
+class Restart(Exception):
+    """pyarrow stopped after a chunk was used: read the file again with Python's ``csv``."""
+
+
+class _Irregular(Exception):
+    """A row does not fit the header: Python's ``csv`` reads on."""
+
+
+def header(file: Input, given: Sequence[str] | None) -> list[str]:
+    """The column names: ``given`` for a file without a header row (checked as a header
+    row is), else the first non-empty row of the file."""
+    if given is not None:
+        names = [name.strip() for name in given]
+        if not names or any(not name for name in names):
+            raise InputError(
+                f"give a name for every column of {file.source}, separated by commas "
+                "(for example --columns medallion,license,pickup,dropoff)"
+            )
+        return _unique(names, file.source)
+    try:
+        with _text_lines(file) as handle:
+            first = next((record for record in csv.reader(handle) if record), None)
+    except UnicodeDecodeError as error:
+        raise not_utf8(file.source, error) from None
+    except (csv.Error, OSError, EOFError) as error:
+        raise InputError(f"cannot read {file.source} as CSV ({error}); check the file") from None
+    if first is None:
+        raise InputError(
+            f"{file.source} is empty; a CSV event file needs a header row naming its columns "
+            "(for example type,time,...)"
+        )
+    return _unique(first, file.source)
+
+
+def _unique(names: list[str], source: str) -> list[str]:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(
+                f"column '{name}' appears twice in the header of {source}; "
+                f"rename one (columns are {column_list(names)})"
+            )
+        seen.add(name)
+    return names
+
+
+@contextmanager
+def _text_lines(file: Input) -> Iterator[IO[str]]:
+    """Open a (possibly gzipped) UTF-8 text file for the csv module."""
+    import gzip
+
+    if file.gzipped:
+        with gzip.open(file.location, "rt", encoding="utf-8-sig", newline="") as handle:
+            yield handle
+    else:
+        with file.location.open(encoding="utf-8-sig", newline="") as handle:
+            yield handle
+
+
+def not_utf8(source: str, error: UnicodeDecodeError) -> InputError:
+    """The message for a file that is not UTF-8."""
+    return InputError(
+        f"{source} is not UTF-8 text ({error.reason}, byte 0x{error.object[error.start]:02x}); "
+        "re-encode it as UTF-8 (for example iconv -f latin1 -t utf-8)"
+    )
+
+
+def check_quotes(file: Input) -> None:
+    """Refuse a file whose last quoted cell is never closed.
+
+    Both CSV parsers would silently make the rest of the file one cell; only a
+    cell holding a line break can be such a cell, so this extra pass runs only then.
+    """
+    start = 1
+    try:
+        with _text_lines(file) as handle:
+            reader = csv.reader(handle, strict=True)
+            for _ in reader:
+                start = reader.line_num + 1
+    except csv.Error as error:
+        if "unexpected end of data" not in str(error):
+            return  # other strictness complaints: both parsers read those cells leniently
+        raise InputError(
+            f"{file.source}: the quoted cell that starts on line {start} is never closed, so "
+            "the rest of the file would be one cell; close the quote (a quote inside a quoted "
+            'cell is written "")'
+        ) from None
+
+
+def csv_chunks(
+    file: Input, names: list[str], options: ReadOptions, chunk_rows: int, *, strict: bool
+) -> Iterator[ColumnarResult]:
+    """The events of a CSV file in chunks of ``chunk_rows`` rows. ``strict``: raise
+    :class:`Restart` rather than go on with Python's ``csv`` after pyarrow stopped in
+    the middle of the file."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    irregular: list[object] = []
+
+    def on_invalid_row(row: object) -> str:
+        irregular.append(row)
+        return "skip"
+
+    read = pa_csv.ReadOptions(
+        column_names=None if options.columns is None else names,
+        use_threads=pa.cpu_count() > 1,  # (its serial reader is faster on one core)
+        block_size=_BLOCK_BYTES,
+    )
+    parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid_row)
+    convert = pa_csv.ConvertOptions(
+        column_types={name: pa.string() for name in names},
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    done = 0  # source rows yielded so far
+    quotes: list[bool] = []  # (checked once)
+    try:
+        stream = pa.input_stream(str(file.location), compression="gzip" if file.gzipped else None)
+        with stream:
+            reader = pa_csv.open_csv(stream, read, parse, convert)
+            if reader.schema.names != names:
+                raise _Irregular
+            rest = reader.schema.empty_table()
+            for batch in reader:
+                if irregular:
+                    raise _Irregular
+                rest = pa.concat_tables([rest, pa.Table.from_batches([batch])])
+                while rest.num_rows >= chunk_rows:
+                    yield _text_chunk(rest.slice(0, chunk_rows), file, options, done + 1, quotes)
+                    done += chunk_rows
+                    rest = rest.slice(chunk_rows)
+            if irregular:
+                raise _Irregular
+            if rest.num_rows or not done:
+                yield _text_chunk(rest, file, options, done + 1, quotes)
+    except (_Irregular, pa.ArrowException, OSError):
+        if strict and done:
+            raise Restart from None
+        yield from python_csv_chunks(file, names, options, chunk_rows, skip=done)
+
+
+def _text_chunk(
+    table: pa.Table, file: Input, options: ReadOptions, first_row: int, quotes: list[bool]
+) -> ColumnarResult:
+    if not quotes and any(has_byte(column, ord("\n")) for column in table.columns):
+        check_quotes(file)
+        quotes.append(True)
+    return assemble_table(table, options, source=file.source, csv=True, first_row=first_row)
+
+
+def python_csv_chunks(
+    file: Input, names: list[str], options: ReadOptions, chunk_rows: int, *, skip: int = 0
+) -> Iterator[ColumnarResult]:
+    """The events of a CSV file read by Python's ``csv``, in chunks of ``chunk_rows``
+    rows, from data row ``skip + 1``: a row's absent cells are missing, a row with
+    more cells than the header is rejected (the extra cells kept under ``_extra``)."""
+    quotes: list[bool] = []
+    need_one = not skip
+    reader = None
+    numbered: list[tuple[int, dict[str, str]]] = []
+    rejected: list[RejectedRow] = []
+    try:
+        with _text_lines(file) as handle:
+            reader = csv.reader(handle)
+            if options.columns is None:
+                next((record for record in reader if record), [])
+            row = 0
+            for cells in reader:
+                row += bool(cells)
+                if not cells or row <= skip:
+                    continue
+                record = dict(zip(names, cells, strict=False))
+                if len(cells) <= len(names):
+                    numbered.append((row, record))
+                else:
+                    reason = (
+                        f"row has {len(cells)} cells but the header has {len(names)} columns; "
+                        "quote cells that contain commas"
+                    )
+                    extra: dict[str, object] = {**record, "_extra": cells[len(names) :]}
+                    rejected.append(RejectedRow(file.source, row, reason, extra))
+                if row - skip >= chunk_rows:
+                    yield _rows(file, names, options, numbered, rejected, quotes)
+                    need_one, skip, numbered, rejected = False, row, [], []
+            if numbered or rejected or need_one:
+                yield _rows(file, names, options, numbered, rejected, quotes)
+    except UnicodeDecodeError as error:
+        raise not_utf8(file.source, error) from None
+    except (csv.Error, OSError, EOFError) as error:
+        line = f", line {reader.line_num}" if reader is not None else ""
+        message = f"cannot read {file.source}{line} as CSV ({error}); check the file"
+        raise InputError(message) from None
+
+
+def _rows(
+    file: Input,
+    names: list[str],
+    options: ReadOptions,
+    numbered: list[tuple[int, dict[str, str]]],
+    rejected: list[RejectedRow],
+    quotes: list[bool],
+) -> ColumnarResult:
+    """The events of rows read by Python's ``csv``, each cell read by ``parse_cell``."""
+    records = [record for _, record in numbered]
+    if not quotes and any("\n" in cell for record in records for cell in record.values()):
+        check_quotes(file)
+        quotes.append(True)
+    columns = {name: [parse_cell(record.get(name)) for record in records] for name in names}
+    if options.event_type is None:
+        cells = (record.get(options.type_col) or "" for record in records)
+        columns[options.type_col] = [cell.strip() or None for cell in cells]
+    return assemble_columns(
+        columns,
+        [row for row, _ in numbered],
+        lambda bad: [dict(records[i]) for i in bad],
+        options,
+        source=file.source,
+        rejected=rejected,
+    )
