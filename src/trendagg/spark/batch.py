@@ -243,7 +243,7 @@ def _worker(
 
         # rejected rows are left out here and reported once by the validation pass
         for batch in _read_batches(batches, numeric, reading):
-            rows = runner.feed(batch.read.events)
+            rows = runner.feed_columns(batch.read.events)
             if rows:
                 yield emit(rows)
         rows = runner.finish()
@@ -274,11 +274,12 @@ def _validator(workload_text: str, reading: Reading) -> Any:
             bad = [(row_id, reason, json.dumps(record)) for row_id, reason, record in b.long_rows]
             events = b.read.events
             found = [(x.row, x.reason) for x in b.read.rejected]
-            found += [
-                (row, unordered_reason(events.times[i]))
-                for i, row in enumerate(events.rows)
-                if b.times[row - 1] is None
+            unordered = [
+                i for i, row in enumerate(events.rows.tolist()) if b.times[row - 1] is None
             ]
+            if unordered:
+                times = events.time_values()
+                found += [(int(events.rows[i]), unordered_reason(times[i])) for i in unordered]
             bad += [(b.ids[row - 1], reason, _record_text(b.table, row)) for row, reason in found]
             if bad:
                 yield pa.RecordBatch.from_pydict(

@@ -42,13 +42,14 @@ class Reading:
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
-    """Events and rejected rows (numbered from 1) of an Arrow table of typed columns, or of
-    one ``RECORD`` column of JSON texts. With ``csv_cells``, every text cell is read as a
-    CSV cell (the event type too), the other columns by their type."""
+    """Events as arrays (a ColumnarResult) and rejected rows (numbered from 1) of an Arrow
+    table of typed columns, or of one ``RECORD`` column of JSON texts. With ``csv_cells``,
+    every text cell is read as a CSV cell (the event type too), the other columns by their
+    type. Typed columns go from Arrow to the arrays without a Python object per cell."""
     import pyarrow as pa
 
     from trendagg.io.assemble import arrow_values, assemble_columns, assemble_table
-    from trendagg.io.batch import ReadResult
+    from trendagg.io.columnar import ColumnarBatch, ColumnarResult
     from trendagg.io.options import ReadOptions
     from trendagg.io.text import text_values
 
@@ -58,7 +59,8 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
             exact = table.column(index).cast(pa.decimal256(precision, scale))
             table = table.set_column(index, name, exact)
     if RECORD in table.column_names:
-        return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
+        rows = read_rows(table.column(RECORD).to_pylist(), reading, numeric)
+        return ColumnarResult(ColumnarBatch.from_events(rows.events), rows.rejected)
     options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
     if not reading.csv_cells:
         read = assemble_table(table, options, source="<spark>", csv=False)
@@ -73,9 +75,9 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
             rows: list[dict[str, object]] = table.take(pa.array(bad, pa.int64())).to_pylist()
             return rows
 
-        rows = range(1, table.num_rows + 1)
-        read = assemble_columns(columns, rows, records, options, source="<spark>")
-    return ReadResult(read.events.to_events(), read.rejected)
+        numbers = range(1, table.num_rows + 1)
+        read = assemble_columns(columns, numbers, records, options, source="<spark>")
+    return read
 
 
 def read_rows(
