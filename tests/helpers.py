@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from trendagg.engine import run_strategy
@@ -53,4 +56,24 @@ def stream(spec: str, **attrs: dict[str, object]) -> list[dict[str, object]]:
         event: dict[str, object] = {"type": token[0].upper(), "time": int(token[1:])}
         event.update(attrs.get(token, {}))
         out.append(event)
+    return out
+
+
+SP500 = "sp500_5yr_daily.csv.gz"  # in ../shared/data
+
+
+def slice_csv(path: Path, keep: dict[str, set[str]], limit: int, out: Path) -> Path:
+    """Write to ``out`` (CSV) the first ``limit`` rows whose columns hold allowed values."""
+    with gzip.open(path, "rt", newline="") as src, out.open("w", newline="") as dst:
+        reader = csv.DictReader(src)
+        assert reader.fieldnames is not None
+        writer = csv.DictWriter(dst, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        written = 0
+        for row in reader:
+            if all(row[col] in allowed for col, allowed in keep.items()):
+                writer.writerow(row)
+                written += 1
+                if written == limit:
+                    break
     return out

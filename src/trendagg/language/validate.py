@@ -96,7 +96,7 @@ def validate(workload: Workload | Query, source_text: str | None = None) -> None
     ------
     QueryError
         On the first rule broken. The checks are listed in the module
-        docstring; each has a test in ``tests/test_language_errors.py``.
+        docstring; each has a test in ``tests/language/test_language_errors.py``.
     """
     if isinstance(workload, Query):
         queries: tuple[Query, ...] = (workload,)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SP500, slice_csv
 from trendagg.io import read_events
 
-SP500 = "sp500_5yr_daily.csv.gz"
 SP500_ROWS = 619_040  # data rows, header excluded (../shared/data/README.md)
 FEB8_2013 = 1360281600  # first day, 2013-02-08T00:00:00Z
 FEB7_2018 = 1517961600  # last day, 2018-02-07T00:00:00Z
@@ -71,29 +71,14 @@ def test_sp500_daily_prices_as_stock_events(shared_data: Path) -> None:
     assert checked == CHECKED_ROWS - sum(r.row <= CHECKED_ROWS for r in rejected)
 
 
-def _slice(path: Path, keep: dict[str, set[str]], limit: int, out: Path) -> Path:
-    """Write to ``out`` (CSV) the first ``limit`` rows whose columns hold allowed values."""
-    with gzip.open(path, "rt", newline="") as src, out.open("w", newline="") as dst:
-        reader = csv.DictReader(src)
-        assert reader.fieldnames is not None
-        writer = csv.DictWriter(dst, fieldnames=reader.fieldnames)
-        writer.writeheader()
-        written = 0
-        for row in reader:
-            if all(row[col] in allowed for col, allowed in keep.items()):
-                writer.writerow(row)
-                written += 1
-                if written == limit:
-                    break
-    return out
-
-
 def test_greta_equals_twostep_on_sp500_down_trends(shared_data: Path, tmp_path: Path) -> None:
     """GRETA's Q1 shape: down-trends of closing prices per company, on real prices."""
     from helpers import canon
     from trendagg import run
 
-    rows = _slice(shared_data / SP500, {"Name": {"AAPL", "IBM", "XOM"}}, 3 * 60, tmp_path / "s.csv")
+    rows = slice_csv(
+        shared_data / SP500, {"Name": {"AAPL", "IBM", "XOM"}}, 3 * 60, tmp_path / "s.csv"
+    )
     query = (
         "RETURN Name, COUNT(*), MIN(S.close), AVG(S.close) PATTERN Stock S+ "
         "WHERE [Name] AND S.close > NEXT(S).close GROUP-BY Name WITHIN 14 days SLIDE 7 days"
@@ -107,11 +92,13 @@ def test_greta_equals_twostep_on_sp500_down_trends(shared_data: Path, tmp_path: 
 
 def test_greta_equals_twostep_on_nab_rising_values(shared_data: Path, tmp_path: Path) -> None:
     """Rising values per NAB device, with ISO timestamps, on two real series."""
-    from helpers import canon
+    from helpers import canon, slice_csv
     from trendagg import run
 
     series = {"realAWSCloudwatch/ec2_cpu_utilization_24ae8d", "realTraffic/speed_6005"}
-    rows = _slice(shared_data / "nab_real_long.csv.gz", {"series": series}, 400, tmp_path / "n.csv")
+    rows = slice_csv(
+        shared_data / "nab_real_long.csv.gz", {"series": series}, 400, tmp_path / "n.csv"
+    )
     query = (
         "RETURN series, COUNT(*), MAX(R.value) PATTERN Reading R+ "
         "WHERE [series] AND R.value < NEXT(R).value GROUP-BY series WITHIN 1 hour SLIDE 30 min"
@@ -129,7 +116,7 @@ TAXI_COLUMNS = (
     "tolls,total"
 )
 TAXI_OPTIONS = ["--event-type", "Trip", "--time-col", "pickup_datetime", "--columns", TAXI_COLUMNS]
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_taxi_example_on_the_headerless_trip_file(shared_data: Path, tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def expr(text: str) -> object:
     return comparison.left
 
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 A = EventPattern("A", "A")
 B = EventPattern("B", "B")
 

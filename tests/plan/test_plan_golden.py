@@ -4,7 +4,7 @@
 canonical text of each query and its compiled template (states, transitions,
 predicates, partitions, aggregates, window). A change of the compiler shows up
 as a readable diff; regenerate after an intended change with
-``TRENDAGG_REGEN_GOLDEN=1 pytest tests/test_plan_golden.py`` and review it.
+``TRENDAGG_REGEN_GOLDEN=1 pytest tests/plan/test_plan_golden.py`` and review it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from trendagg.cli import main
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = sorted(GOLDEN.glob("*.tq"))
 REGEN = os.environ.get("TRENDAGG_REGEN_GOLDEN") == "1"
 

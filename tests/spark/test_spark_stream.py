@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from test_stream import FLUSH, _arrivals, _expected_late, _readers
 
 from helpers import canon, run_queries
-from test_stream import FLUSH, _arrivals, _expected_late, _readers
 from trendagg.language import ast, to_text
 from workloads import shared_cases
 

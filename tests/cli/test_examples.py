@@ -10,7 +10,7 @@ import pytest
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.tq"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.tq"))
 PACKAGED = sorted(Path(str(files("trendagg") / "examples")).glob("*.tq"))
 
 

@@ -115,14 +115,14 @@ def test_a_missing_time_column_is_a_clear_error(spark: Any) -> None:
         aggregate_trends(df, "RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
 
 
-def test_spark_equals_local_on_real_sp500_slice(
+def test_spark_equals_local_on_real_sp500slice_csv(
     spark: Any, shared_data: Path, tmp_path: Path
 ) -> None:
-    from test_real_data import SP500, _slice
+    from helpers import SP500, slice_csv
     from trendagg import run
     from trendagg.spark import aggregate_trends
 
-    path = _slice(
+    path = slice_csv(
         shared_data / SP500, {"Name": {"AAPL", "IBM", "XOM", "MSFT"}}, 4 * 80, tmp_path / "s.csv"
     )
     query = (

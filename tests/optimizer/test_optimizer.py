@@ -2,7 +2,7 @@
 
 Golden files (``golden/explain/*.tq`` -> ``*.<engine>.out``) hold what ``trendagg
 explain`` prints for a workload; regenerate them after an intended change with
-``TRENDAGG_REGEN_GOLDEN=1 pytest tests/test_optimizer.py`` and review the diff.
+``TRENDAGG_REGEN_GOLDEN=1 pytest tests/optimizer/test_optimizer.py`` and review the diff.
 The executors are checked to run the plan they are given: the kernel's sharing
 sets are the plan's compiled bursts, the Python HAMLET's components the plan's.
 """
@@ -25,7 +25,7 @@ from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_query, compile_workload
 from workloads import shared_cases
 
-GOLDEN = Path(__file__).parent / "golden" / "explain"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "explain"
 CASES = sorted(GOLDEN.glob("*.tq"))
 REGEN = os.environ.get("TRENDAGG_REGEN_GOLDEN") == "1"
 

@@ -335,7 +335,7 @@ def test_float_sums_are_exact_and_rounded_once() -> None:
 
 _NO_JIT_SCRIPT = """
 import sys
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {paths!r}
 from hypothesis import given, settings
 from test_kernels import workloads, _run, STRATEGIES, _exact_case
 from helpers import canon
@@ -358,10 +358,11 @@ print("ok")
 
 
 def test_same_results_without_the_jit() -> None:
-    tests = str(Path(__file__).parent)
+    here = Path(__file__).resolve()
+    paths = [str(here.parent), str(here.parents[1])]  # test_kernels, and helpers
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     done = subprocess.run(
-        [sys.executable, "-c", _NO_JIT_SCRIPT.format(tests=tests)],
+        [sys.executable, "-c", _NO_JIT_SCRIPT.format(paths=paths)],
         env=env,
         capture_output=True,
         text=True,

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_stream import FLUSH
 
 pytestmark = pytest.mark.spark

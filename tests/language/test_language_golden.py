@@ -2,7 +2,7 @@
 
 A change of the printer or of the parser shows up as a diff of a readable
 file. Regenerate the ``.out`` files after an intended change with
-``TRENDAGG_REGEN_GOLDEN=1 pytest tests/test_language_golden.py`` and review
+``TRENDAGG_REGEN_GOLDEN=1 pytest tests/language/test_language_golden.py`` and review
 the diff.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from trendagg.language import parse, to_text
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = sorted(GOLDEN.glob("*.tq"))
 REGEN = os.environ.get("TRENDAGG_REGEN_GOLDEN") == "1"
 

@@ -315,7 +315,7 @@ def test_importing_the_io_package_does_not_import_pyarrow() -> None:
     import sys
 
     code = "import sys, trendagg.io; print('pyarrow' in sys.modules)"
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
