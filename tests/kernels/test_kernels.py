@@ -324,6 +324,23 @@ def test_lanes_grow_across_small_chunks(monkeypatch: pytest.MonkeyPatch) -> None
     assert stats["kernel"]["rebuilds"] >= 1
 
 
+@pytest.mark.parametrize("chunk", [2, 3, 4])
+def test_a_time_group_across_a_kernel_chunk_boundary_runs_once(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The kernel's chunks never split a time group: a group that crosses a multiple of
+    CHUNK ends the chunk before it (or the chunk after it), and the next chunk starts
+    where that one ended, so no event runs twice or is skipped."""
+    monkeypatch.setattr(kexec, "CHUNK", chunk)
+    text = "RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+    for times in ([0, 0, 0, 0, 1, 2], [0, 1, 1, 1, 2, 3, 3, 3, 3, 4], [0, 1, 2, 2, 2, 2, 2]):
+        records: list[dict[str, object]] = [{"type": "A", "time": times[0]}]
+        records += [{"type": "B", "time": t, "v": i + 1} for i, t in enumerate(times[1:])]
+        expected = canon(_run(text, records, "twostep"))
+        for strategy in STRATEGIES:
+            assert canon(_run(text, records, strategy)) == expected, (strategy, times)
+
+
 def test_float_sums_are_exact_and_rounded_once() -> None:
     records: list[dict[str, object]] = [{"type": "A", "time": 0}]
     records += [{"type": "B", "time": i + 1, "v": 0.1 * (i % 7) + 1e-3} for i in range(80)]

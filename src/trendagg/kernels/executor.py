@@ -376,16 +376,18 @@ class CompiledExecutor:
     ) -> list[ResultRow]:
         rows: list[ResultRow] = []
         if batch is not None:
-            starts = range(0, len(batch), CHUNK)
-            for lo in starts:
+            lo = 0
+            while lo < len(batch):
                 hi = min(lo + CHUNK, len(batch))
-                # never split a time group
+                # never split a time group: a chunk ends where the group at hi starts, or
+                # after the group at lo when that one is longer than a chunk
                 if hi < len(batch):
                     hi = int(np.searchsorted(batch.times, batch.times[hi], side="left"))
                     if hi <= lo:
                         hi = int(np.searchsorted(batch.times, batch.times[lo], side="right"))
                 part = batch.take(slice(lo, hi)) if (lo, hi) != (0, len(batch)) else batch
                 rows += self._run_chunk(part, None, False)
+                lo = hi
         if close is not None or final:
             rows += self._run_chunk(None, close, final)
         return rows
