@@ -110,7 +110,7 @@ def read_columnar(
     keep = None if attributes is None else frozenset(attributes)
     given = None if names is None else tuple(names)
     options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
-    file, columns = open_input(path, fmt, options)
+    file, columns = _open_input(path, fmt, options)
     gather = Gather(_capacity(file, columns))
     try:
         for chunk in _chunks(file, columns, options, _GATHER_ROWS, strict=True):
@@ -147,11 +147,11 @@ def iter_columnar(
     keep = None if attributes is None else frozenset(attributes)
     given = None if names is None else tuple(names)
     options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
-    file, columns = open_input(path, fmt, options)
+    file, columns = _open_input(path, fmt, options)
     return _chunks(file, columns, options, chunk_rows, strict=False)
 
 
-def open_input(
+def _open_input(
     path: str | os.PathLike[str], fmt: str | None, options: ReadOptions
 ) -> tuple[Input, list[str] | None]:
     """The checks every reader makes first, with their messages: the input, and the

@@ -39,13 +39,6 @@ _NONFINITE_WORDS = frozenset(
     {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 )
 _SHOWN_CHARS = 40
-# ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree
-# (checked value by value in the tests): the readers parse those with pyarrow.
-PLAIN_ISO = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
-    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
-)
-ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
 
 
 def exact_int(text: str) -> int:
