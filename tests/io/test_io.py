@@ -2145,3 +2145,19 @@ def test_given_column_names_are_checked(tmp_path: Path) -> None:
         read_events(path, columns=["type", "ts"])
     with pytest.raises(InputError, match="CSV files without a header row"):
         read_events(jsonl_file(tmp_path, ['{"type": "A", "time": 1}']), columns=["type", "time"])
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_parquet_timestamp_beyond_pythons_dates_is_a_rejected_row(
+    tmp_path: Path, whole: bool
+) -> None:
+    """A timestamp past year 9999 (pyarrow holds it, datetime cannot) rejects its row, and
+    the rejected record shows the time as epoch seconds instead of failing the read."""
+    micros = pa.array([10**6, 2 * 10**6, 9 * 10**18], pa.int64()).cast(pa.timestamp("us"))
+    path = tmp_path / "far.parquet"
+    pq.write_table(pa.table({"type": ["A", "B", "B"], "time": micros, "v": [1, 2, 3]}), path)
+    read = read_events(path) if whole else read_columnar(path)
+    assert len(read.events) == 2
+    [bad] = read.rejected
+    assert bad.row == 3 and "out of range" in bad.reason
+    assert bad.record == {"type": "B", "time": 9 * 10**12, "v": 3}

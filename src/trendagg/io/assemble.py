@@ -82,7 +82,12 @@ def assemble_table(
     rows = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
 
     def records(bad: list[int]) -> list[dict[str, object]]:
-        return cast(list[dict[str, object]], table.take(pa.array(bad, pa.int64())).to_pylist())
+        taken = table.take(pa.array(bad, pa.int64()))
+        try:
+            return cast(list[dict[str, object]], taken.to_pylist())
+        except (OverflowError, ValueError):  # a timestamp beyond Python's dates: by the rules
+            cells = {name: arrow_values(taken.column(name)) for name in taken.column_names}
+            return [{name: cells[name][i] for name in cells} for i in range(taken.num_rows)]
 
     form = "text" if csv else "typed"
     try:
