@@ -4,9 +4,10 @@ The two source trees (``--base``, a commit checked out into a temporary git
 worktree, and this working tree) run the same workloads over the same
 generated rideshare CSV files, alternating, each run a fresh process pinned
 to one core. The parent times each process from spawn to exit and reads its
-peak resident memory (``wait4``); the two trees' result files must be
-byte-identical, or the benchmark fails. The workload shapes are the axes a
-user changes (HAMLET's 50 queries sharing Travel+ per driver; the same with
+peak resident memory (``wait4``); the table says whether the two trees
+wrote the same bytes (a fix between them may change results). The workload
+shapes are the axes a user changes (HAMLET's 50 queries sharing Travel+ per
+driver; the same with
 a speed threshold per query; a longer window with a finer slide; fewer
 queries; a GROUP BY), so that a speed-up that holds on one shape only shows.
 
@@ -132,17 +133,19 @@ def main() -> None:
         for _ in range(repeats):
             for label, tree in trees.items():  # alternating: drift hits both alike
                 runs[label].append(one_run(tree, queries, events, work / f"{label}.jsonl", cpu))
-        if digest(work / "before.jsonl") != digest(work / "after.jsonl"):
-            raise SystemExit(f"{name}: the two trees' results differ")
+        same = digest(work / "before.jsonl") == digest(work / "after.jsonl")
         row: dict[str, object] = {"shape": name, "events": n, "repeats": repeats}
+        row["identical"] = same  # (a fix between the trees changes results: say so, go on)
         for label in trees:
             row[f"{label}_s"] = statistics.median(w for w, _ in runs[label])
             row[f"{label}_mb"] = max(m for _, m in runs[label])
         row["ratio"] = float(row["before_s"]) / float(row["after_s"])  # type: ignore[arg-type]
         results.append(row)
+        write(results, args.base, time.perf_counter() - began)  # what is measured so far
         print(
             f"  {name}: {n:,} events, before {row['before_s']:.2f} s, after {row['after_s']:.2f} s "
-            f"({row['ratio']:.2f}x), peak {row['before_mb']:.0f} / {row['after_mb']:.0f} MB",
+            f"({row['ratio']:.2f}x), peak {row['before_mb']:.0f} / {row['after_mb']:.0f} MB"
+            + ("" if same else "; RESULTS DIFFER"),
             flush=True,
         )
     write(results, args.base, time.perf_counter() - began)
@@ -163,16 +166,18 @@ def write(results: list[dict[str, object]], base: str, took: float) -> None:
         f"Machine: {machine()}. Run {time.strftime('%Y-%m-%d')}, {took / 60:.0f} min in all. "
         "Each run is a fresh process pinned to one core, timed from spawn to exit (reading "
         "the CSV, the engine, writing the results); the two trees alternate; medians of the "
-        "repeats; the peak is the largest resident memory of a run. Results byte-identical "
-        "between the trees in every shape (checked).",
+        "repeats; the peak is the largest resident memory of a run. The last column says "
+        "whether the two trees wrote the same bytes.",
         "",
-        "| shape | events | runs | before s | after s | before / after | peak MB before | after |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| shape | events | runs | before s | after s | before / after | peak MB before | after "
+        "| same bytes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['shape']} | {r['events']:,} | {r['repeats']} | {r['before_s']:.2f} | "
-            f"{r['after_s']:.2f} | {r['ratio']:.2f}x | {r['before_mb']:.0f} | {r['after_mb']:.0f} |"
+            f"{r['after_s']:.2f} | {r['ratio']:.2f}x | {r['before_mb']:.0f} | {r['after_mb']:.0f} | "
+            f"{'yes' if r['identical'] else 'no'} |"
         )
     (RESULTS / "before_after.md").write_text("\n".join(lines) + "\n")
 
