@@ -411,6 +411,36 @@ def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
         runner.feed(EventBatch.from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
 
 
+def test_only_an_attribute_of_both_kinds_gets_hidden_registers() -> None:
+    """An attribute of one kind has no hidden register. One of both kinds has one per
+    SUM (none for an AVG: a decimal anyway) and one per MIN or MAX, minima before
+    maxima; each query's readout says where they live."""
+    text = (
+        "q: RETURN COUNT(*), SUM(B.v), AVG(B.u), MAX(B.v), MIN(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+    )
+    plans = compile_workload(parse(text))
+    sharing = sharing_plan(plans, "hamlet")
+    lay = plans[0].layout
+    plain = lower(plans, sharing)
+    assert (plain.program.q_A[0], plain.program.q_M[0], plain.program.q_nmin[0]) == (
+        lay.n_additive,
+        2,
+        1,
+    )
+    assert plain.weights == ["v", "u"] and plain.extremes == ["v"]
+    both = lower(plans, sharing, frozenset({"v", "u"}))
+    assert (both.program.q_A[0], both.program.q_M[0], both.program.q_nmin[0]) == (
+        lay.n_additive + 1,
+        4,
+        2,
+    )
+    assert both.weights == ["v", "v#decimals", "u"] and both.extremes == ["v", "v#integers"]
+    # SUM(B.v) at 2 (count, COUNT(B), SUM(B.v), SUM(B.u)), its decimals after the layout's
+    assert both.readouts[0].sums == ((2, 0, lay.n_additive), (3, 2, -1))
+    # MIN(B.v) at 0, its integers at 1; MAX(B.v) at 2, its integers at 3
+    assert both.readouts[0].extremes == ((0, 0, 1), (2, 0, 3))
+
+
 def test_only_states_something_reads_keep_registers() -> None:
     """An END without successors keeps no registers (its vertices only add to results);
     an END on a cycle (nested Kleene) is read by the start and keeps them."""

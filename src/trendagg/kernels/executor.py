@@ -241,7 +241,7 @@ class CompiledExecutor:
                 ("mcnt", 0),
                 ("mrep", 0),
                 ("bur", self._burst_template),  # unused rows hold no open burst
-                ("burf", 0.0),
+                ("burf", np.nan),
                 ("mixed", -1),
                 ("inst_ginst", -1),
             ):
@@ -251,8 +251,7 @@ class CompiledExecutor:
         st.keys[inst] = SENT
         st.mkeys[inst] = SENT
         st.mixed[inst] = -1
-        st.burf[inst, 0::2] = np.inf  # burst minima (even) and maxima (odd): none yet
-        st.burf[inst, 1::2] = -np.inf
+        st.burf[inst] = np.nan  # burst minima (even) and maxima (odd): none yet
         part = self.low.partitionings[g]
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
@@ -816,22 +815,23 @@ class CompiledExecutor:
         rows: list[tuple[int, int, str, ResultRow]] = []
         for i, (q, gi, k) in enumerate(keys.tolist()):
             plan = self.plans[q]
-            lay = plan.layout
-            A = int(self.prog.q_A[q])
-            vec: list[Any] = values[i * low.max_additive : i * low.max_additive + A]
-            base = 1 + len(lay.count_vars)
-            for j, (_, attr) in enumerate(lay.sums):
-                w = low.weights.index(attr)
-                if self._wfloat[w]:
-                    vec[base + j] = Fraction(vec[base + j], 2 ** self._wscale[w])
+            registers = values[i * low.max_additive : (i + 1) * low.max_additive]
+            vec: list[Any] = registers[: plan.layout.n_additive]
+            readout = low.readouts[q]
+            for reg, w, decimals in readout.sums:
+                floats = registers[decimals] > 0 if decimals >= 0 else self._wfloat[w]
+                if floats:
+                    vec[reg] = Fraction(vec[reg], 2 ** self._wscale[w])
                 elif self._wscale[w]:
-                    vec[base + j] = vec[base + j] >> self._wscale[w]
-            for j, (_, attr) in enumerate([*lay.mins, *lay.maxs]):
-                x = float(out.ext[i, j])
+                    vec[reg] = vec[reg] >> self._wscale[w]
+            for reg, a, integers in readout.extremes:
+                x = float(out.ext[i, reg])
                 if math.isnan(x):
                     vec.append(None)
+                elif integers >= 0:  # equal to the integers' extreme: an integer (1 over 1.0)
+                    vec.append(int(x) if x == out.ext[i, integers] else x)
                 else:
-                    vec.append(int(x) if self._xint[low.extremes.index(attr)] else x)
+                    vec.append(int(x) if self._xint[a] else x)
             gentry = self._gkey[gi]
             assert gentry is not None
             group = gentry[1]

@@ -8,6 +8,18 @@ rule for E among their members, each with its own coefficients) and window specs
 integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
 additive registers times the lanes; minima and maxima are float64.
+
+An attribute that holds integers and decimals both (``mixed``) gets hidden
+registers, since an output shows its own kind (SEMANTICS: integer sums are
+exact integers): per SUM over it one more additive register, fed by the
+hidden weight column ``a#decimals`` (1 where the value is a decimal, else
+0), which counts the decimal occurrences in a window's trends (more than 0:
+the sum is a decimal); per MIN or MAX over it one more extreme, fed by the
+hidden extreme column ``a#integers`` (the value where it is an integer, NaN
+where not), the extreme of its integers (equal to the extreme: it is an
+integer). Minima come before maxima, hidden ones included; a query's
+:class:`Readout` says where each register of its layout and each hidden one
+lives. An attribute of one kind gets none.
 """
 
 from __future__ import annotations
@@ -34,6 +46,14 @@ Program = namedtuple(
     "set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff",
 )
+
+
+HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
+
+
+def hidden(attr: str, role: str) -> str:
+    """The name of a hidden column of ``attr``: role ``decimals`` or ``integers``."""
+    return f"{attr}{HIDDEN}{role}"
 
 
 def supported(plan: QueryPlan, events: object = None) -> str | None:
@@ -69,6 +89,20 @@ class Partitioning:
     groupings: list[tuple[int, ...]] = field(default_factory=list)  # positions into attrs
 
 
+@dataclass(frozen=True)
+class Readout:
+    """Where one query's registers live in its blocks (its layout's additive registers
+    come first, in the layout's order).
+
+    ``sums``: per sum of the layout, (register, weight, hidden decimals register or
+    -1); ``extremes``: per minimum, then maximum of the layout, (register in the
+    extreme block, extreme column, hidden integers register or -1).
+    """
+
+    sums: tuple[tuple[int, int, int], ...]
+    extremes: tuple[tuple[int, int, int], ...]
+
+
 @dataclass
 class Lowered:
     """A program and what the Python side needs around it."""
@@ -91,6 +125,8 @@ class Lowered:
     max_extreme: int
     set_types: list[str]
     set_bursts: list[int]  # per sharing set: its burst in the plan's compiled bursts
+    readouts: list[Readout]  # per query
+    mixed: frozenset[str]  # attributes of both kinds (with hidden registers)
 
 
 def _repeatable(plan: QueryPlan) -> set[str]:
@@ -209,19 +245,22 @@ def _i64(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def lower(plans: list[QueryPlan], sharing: SharingPlan) -> Lowered:
+def lower(
+    plans: list[QueryPlan], sharing: SharingPlan, mixed: frozenset[str] = frozenset()
+) -> Lowered:
     """Lay out the supported queries ``plans`` (see :func:`supported`) as ``sharing``
-    says: its compiled Kleene bursts become the kernel's sharing sets, and with its
-    ``merge_states``, states of different queries whose registers are equal by
-    construction share one register class (see :func:`_state_classes`); without,
-    every state of every query is its own.
+    says, with hidden registers for the attributes in ``mixed`` (of both kinds, see
+    the module docstring): its compiled Kleene bursts become the kernel's sharing
+    sets, and with its ``merge_states``, states of different queries whose registers
+    are equal by construction share one register class (see :func:`_state_classes`);
+    without, every state of every query is its own.
 
     The steps, each filling the tables the later ones read: event types, then
     per query its window, partitioning, grouping, states, registers and
     bindings; state classes and their blocks; result blocks; sharing sets;
     bindings by type; the roles of types per partitioning; the program.
     """
-    low = _Lowering(plans, sharing.merge_states)
+    low = _Lowering(plans, sharing.merge_states, mixed)
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
     low.classes()
@@ -235,9 +274,11 @@ class _Lowering:
     """The tables of :func:`lower` as its steps build them (``q_*`` per query, per state
     of every query ``preds``, ``cnt``, ``sums``, ``exts``, ``bindings``; ``c_*`` per class)."""
 
-    def __init__(self, plans: list[QueryPlan], merge: bool):
+    def __init__(self, plans: list[QueryPlan], merge: bool, mixed: frozenset[str]):
         self.plans = plans
         self.merge = merge
+        self.mixed = mixed
+        self.readouts: list[Readout] = []
         self.types: list[str] = []
         for p in plans:
             for v in p.vars.values():
@@ -297,9 +338,10 @@ class _Lowering:
         q["q_soff"].append(len(self.preds))
         q["q_S"].append(len(states))
         lay = plan.layout
-        q["q_A"].append(lay.n_additive)
-        q["q_M"].append(len(lay.mins) + len(lay.maxs))
-        q["q_nmin"].append(len(lay.mins))
+        sums, exts, n_add, nmin = self.registers(plan)
+        q["q_A"].append(n_add)
+        q["q_M"].append(len(exts))
+        q["q_nmin"].append(nmin)
         q["q_NS"].append(math.ceil(spec.within / spec.slide) + 1)
         q["q_start"].append(states.index(plan.template.start))
         q["q_end"].append(states.index(plan.template.end))
@@ -308,18 +350,48 @@ class _Lowering:
                 sorted({states.index(t.src) for t in plan.template.transitions if t.dst == var})
             )
             self.cnt.append([1 + i for i, v in enumerate(lay.count_vars) if v == var])
-            base = 1 + len(lay.count_vars)
-            self.sums.append(
-                [
-                    (base + i, _index(self.weights, a))
-                    for i, (v, a) in enumerate(lay.sums)
-                    if v == var
-                ]
-            )
-            extremes = [(i, a) for i, (v, a) in enumerate(lay.mins) if v == var]
-            extremes += [(len(lay.mins) + i, a) for i, (v, a) in enumerate(lay.maxs) if v == var]
-            self.exts.append([(i, _index(self.extremes, a)) for i, a in extremes])
+            self.sums.append([(reg, w) for v, reg, w in sums if v == var])
+            self.exts.append([(reg, a) for v, reg, a in exts if v == var])
             self.bindings.append((qi, s, self.filter_of(plan, var), plan.vars[var].type))
+
+    def registers(
+        self, plan: QueryPlan
+    ) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]], int, int]:
+        """The sum registers (variable, register, weight) and the extremes (variable,
+        register, extreme column) of a query, hidden ones included (see the module
+        docstring), its number of additive registers and of minima; and its
+        :class:`Readout`, in ``readouts``."""
+        lay = plan.layout
+        summed = {
+            (o.aggregate.var, o.aggregate.attr)
+            for o in plan.outputs
+            if o.aggregate is not None and o.aggregate.func == "SUM"
+        }  # an AVG is a decimal whatever the kind of its sum
+        sums, readout_sums = [], []
+        hidden_reg = lay.n_additive
+        for j, (var, attr) in enumerate(lay.sums):
+            reg, w, dec = 1 + len(lay.count_vars) + j, _index(self.weights, attr), -1
+            sums.append((var, reg, w))
+            if attr in self.mixed and (var, attr) in summed:
+                dec, hidden_reg = hidden_reg, hidden_reg + 1
+                sums.append((var, dec, _index(self.weights, hidden(attr, "decimals"))))
+            readout_sums.append((reg, w, dec))
+        exts: list[tuple[str, int, int]] = []
+        readout_exts: list[tuple[int, int, int]] = []
+        nmin = 0
+        for i, block in enumerate((lay.mins, lay.maxs)):
+            start = len(exts)
+            exts += [(v, start + j, _index(self.extremes, a)) for j, (v, a) in enumerate(block)]
+            for j, (var, attr) in enumerate(block):
+                ints = -1
+                if attr in self.mixed:
+                    ints = len(exts)
+                    exts.append((var, ints, _index(self.extremes, hidden(attr, "integers"))))
+                readout_exts.append((start + j, exts[start + j][2], ints))
+            if i == 0:
+                nmin = len(exts)
+        self.readouts.append(Readout(tuple(readout_sums), tuple(readout_exts)))
+        return sums, exts, hidden_reg, nmin
 
     def classes(self) -> None:
         """State classes with their register blocks in an instance row (NS window slots of
@@ -581,6 +653,8 @@ class _Lowering:
             max_extreme=max(max(self.q["q_M"], default=0), 1),
             set_types=[s[0] for s in self.sets],
             set_bursts=self.set_bursts,
+            readouts=self.readouts,
+            mixed=self.mixed,
         )
 
 
