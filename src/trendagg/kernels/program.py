@@ -28,6 +28,7 @@ import math
 from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_ev
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, compiled_blocker
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec
+
+if TYPE_CHECKING:
+    from trendagg.io.columnar import Column
 
 Program = namedtuple(
     "Program",
@@ -49,6 +53,7 @@ Program = namedtuple(
 
 
 HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
+_EXACT_FLOAT_INT = 2**53
 
 
 def hidden(attr: str, role: str) -> str:
@@ -56,20 +61,56 @@ def hidden(attr: str, role: str) -> str:
     return f"{attr}{HIDDEN}{role}"
 
 
-def supported(plan: QueryPlan, events: object = None) -> str | None:
+def source(name: str) -> tuple[str, str]:
+    """The attribute a weight or extreme column reads, and its hidden role ('' if none)."""
+    attr, _, role = name.partition(HIDDEN)
+    return attr, role
+
+
+def supported(
+    plan: QueryPlan,
+    events: object = None,
+    seen: dict[tuple[str, bool], str | None] | None = None,
+) -> str | None:
     """Why the kernel cannot run this query (it then runs in the Python engine), or None.
 
-    With ``events`` (a ColumnarBatch), also refuse a query whose summed or
-    compared-for-extremes attribute mixes integers and decimals there: the Python
-    engine keeps each value's own kind in the output.
+    With ``events`` (a ColumnarBatch), also refuse a query whose aggregated
+    attribute holds there what the kernel cannot aggregate: values that are not
+    numbers (the Python engine orders words for MIN/MAX and says why it cannot
+    sum them), or integers beyond 2**53 in a MIN or MAX (the kernel compares
+    float64). Integers and decimals in one attribute are no reason: hidden
+    registers keep each output's kind (see the module docstring). ``seen`` keeps
+    the verdict on each column of ``events`` (a workload's queries look at it once).
     """
     if events is not None:
         lay = plan.layout
-        for _, attr in (*lay.sums, *lay.mins, *lay.maxs):
+        extremes = {a for _, a in (*lay.mins, *lay.maxs)}
+        seen = {} if seen is None else seen
+        for attr in sorted({a for _, a in lay.sums} | extremes):
             col = events.columns.get(attr)  # type: ignore[attr-defined]
-            if col is not None and col.kind not in ("int", "float"):
-                return f"attribute {attr} mixes kinds of values"
+            key = (attr, attr in extremes)
+            if col is not None and key not in seen:
+                seen[key] = _refused_values(attr, col, attr in extremes)
+            if seen.get(key) is not None:
+                return seen[key]
     return compiled_blocker(plan)
+
+
+def _refused_values(attr: str, col: Column, extreme: bool) -> str | None:
+    """Why the kernel cannot aggregate this column (see :func:`supported`), or None."""
+    beyond = f"MIN/MAX over attribute {attr} holds integers beyond 2**53"
+    if col.kind == "float" or (col.kind == "int" and not extreme):
+        return None
+    if col.kind == "int":
+        vals = col.values[col.valid]
+        big = len(vals) and max(int(vals.max()), -int(vals.min())) > _EXACT_FLOAT_INT
+        return beyond if big else None
+    values = col.python_values()
+    if col.kind == "text" or any(type(v) not in (int, float) for v in values if v is not None):
+        return f"attribute {attr} holds values that are not numbers"
+    if extreme and any(type(v) is int and abs(v) > _EXACT_FLOAT_INT for v in values):
+        return beyond
+    return None
 
 
 @dataclass
