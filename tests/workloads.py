@@ -4,7 +4,9 @@ Patterns nest SEQ, + and NOT (middle NOTs anywhere, leading/trailing NOTs in
 the outermost SEQ), with local predicates, NEXT predicates on real transitions
 (including inside negative sub-patterns), unqualified and qualified
 equivalence and GROUP-BY attributes (so some events are partition wildcards),
-every aggregate, and sliding windows over streams with ties in time.
+every aggregate, and sliding windows over streams with ties in time; with
+``decimals``, attribute x holds integers and decimals (k + 0.5, never equal to an
+integer, so that a MIN or MAX is one value of one kind) in one stream.
 """
 
 from __future__ import annotations
@@ -185,9 +187,14 @@ def pattern_types(p: ast.Pattern) -> list[str]:
 
 @st.composite
 def streams(
-    draw: st.DrawFn, max_events: int = 12, max_time: int = 14, types: list[str] | None = None
+    draw: st.DrawFn,
+    max_events: int = 12,
+    max_time: int = 14,
+    types: list[str] | None = None,
+    decimals: bool = False,
 ) -> list[dict[str, object]]:
-    """Events over ``types`` (mostly) and some noise, with ties in time and missing attributes."""
+    """Events over ``types`` (mostly) and some noise, with ties in time and missing
+    attributes; with ``decimals``, a third of the x values are decimals."""
     n = draw(st.integers(min(3, max_events), max_events))
     pool = (types or TYPES) + ["Z"]
     events = []
@@ -198,6 +205,8 @@ def streams(
         }
         if draw(st.integers(0, 9)) > 0:
             e["x"] = draw(st.integers(0, 5))
+            if decimals and draw(st.integers(0, 2)) == 0:
+                e["x"] += 0.5  # type: ignore[operator]
         if draw(st.integers(0, 9)) > 0:
             e["g"] = draw(st.integers(0, 1))
         if draw(st.integers(0, 9)) > 0:
@@ -214,11 +223,13 @@ def cases(
     max_events: int = 12,
     max_time: int = 14,
     max_depth: int = 2,
+    decimals: bool = False,
 ) -> tuple[list[ast.Query], list[dict[str, object]]]:
     """A workload of random queries and a stream over their event types."""
     qs = [draw(queries(name=f"q{i + 1}", max_depth=max_depth)) for i in range(n_queries)]
     types = sorted({t for q in qs for t in pattern_types(q.pattern)})
-    return qs, draw(streams(max_events=max_events, max_time=max_time, types=types))
+    stream = streams(max_events=max_events, max_time=max_time, types=types, decimals=decimals)
+    return qs, draw(stream)
 
 
 @st.composite
@@ -306,10 +317,12 @@ def shared_cases(
     max_queries: int = 8,
     max_events: int = 16,
     max_time: int = 12,
+    decimals: bool = False,
 ) -> tuple[list[ast.Query], list[dict[str, object]]]:
     """Workloads of queries sharing ``B+`` (often in long bursts), and streams over their types."""
     n = draw(st.integers(min_queries, max_queries))
     qs = [draw(shared_query(f"q{i + 1}")) for i in range(n)]
     types = sorted({t for q in qs for t in pattern_types(q.pattern)})
     # B four times as likely as each other type: long bursts of B
-    return qs, draw(streams(max_events=max_events, max_time=max_time, types=["B"] * 4 + types))
+    stream = streams(max_events, max_time, ["B"] * 4 + types, decimals)
+    return qs, draw(stream)

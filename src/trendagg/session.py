@@ -3,11 +3,13 @@
 :func:`run_file` streams an event file through a :class:`~trendagg.engine.Runner`
 in chunks of :data:`CHUNK_ROWS` source rows, so memory holds the open
 windows and the results, not the file. The Runner needs each chunk no
-earlier than the ones before it, and the compiled engine one kind of number
-per aggregated attribute for the run; a file that breaks either (events out
-of time order across chunks, integers in the first chunk and decimals in a
-later one) is read again whole, sorted, and routed on all its events, which
-gives the results of a whole-file read. :func:`run_events` runs events that
+earlier than the ones before it, and routes a query by its first chunk (the
+compiled engine cannot compare integers beyond 2**53 in a MIN or MAX, the
+Python engine can); a file that breaks either (events out of time order
+across chunks, such integers after the first chunk: OutOfOrder, KindChanged)
+is read again whole, sorted, and routed on all its events, which gives the
+results of a whole-file read. Integers and decimals in one attribute
+stream: the compiled engine keeps each output's kind. :func:`run_events` runs events that
 are already in memory (records, an EventBatch, a ColumnarBatch).
 """
 

@@ -9,6 +9,9 @@ the language layer is exercised on the same cases.
 The matrix is explicit about the executor: ``compiled=False`` runs every query
 on the Python engines (the readable reference), ``compiled=True`` sends the
 queries the kernel supports to it (the rest stay in Python, in the same run).
+It runs again over streams whose attribute x holds integers and decimals both:
+each output keeps its kind (a SUM of integers is an integer, one that saw a
+decimal a decimal), in both executors.
 """
 
 from __future__ import annotations
@@ -75,6 +78,30 @@ def test_executor_and_strategy_equal_twostep_on_sharing_workloads(
 ) -> None:
     """Workloads of 2-6 queries over one Kleene type: HAMLET's shared bursts in both
     executors (the Python engine's snapshot maps, the kernel's burst coefficients)."""
+    queries, events = case
+    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
+    rows = run_queries(queries, events, strategy, compiled=compiled)
+    assert canon(rows) == canon(expected)
+
+
+@pytest.mark.parametrize(("strategy", "compiled"), MATRIX)
+@given(case=cases(n_queries=3, max_events=14, max_depth=1, decimals=True))
+def test_integers_and_decimals_in_one_attribute_equal_twostep(
+    strategy: str, compiled: bool, case: tuple[list[ast.Query], list[dict[str, object]]]
+) -> None:
+    queries, events = case
+    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
+    rows = run_queries(queries, events, strategy, compiled=compiled)
+    assert canon(rows) == canon(expected)
+
+
+@pytest.mark.parametrize(("strategy", "compiled"), MATRIX)
+@given(case=shared_cases(max_queries=6, max_events=14, decimals=True))
+def test_integers_and_decimals_in_one_attribute_equal_twostep_on_sharing_workloads(
+    strategy: str, compiled: bool, case: tuple[list[ast.Query], list[dict[str, object]]]
+) -> None:
+    """The kernel's shared bursts carry the hidden registers of an attribute of both
+    kinds (the decimals it sums, the extremes of its integers) like any other."""
     queries, events = case
     expected = run_queries(queries, events, "twostep", trend_limit=500_000)
     rows = run_queries(queries, events, strategy, compiled=compiled)

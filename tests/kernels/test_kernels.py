@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from helpers import canon
 from trendagg.engine import Runner, run_strategy
-from trendagg.errors import ExecutionError
 from trendagg.io import from_records
 from trendagg.kernels import executor as kexec
 from trendagg.kernels.program import lower
@@ -45,7 +44,9 @@ STRATEGIES = ["greta", "hamlet", "hamlet-static"]
 
 
 @st.composite
-def workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
+def workloads(draw: st.DrawFn, decimals: bool = False) -> tuple[str, list[dict[str, object]]]:
+    """Up to four queries of PATTERNS and AGGREGATES; with ``decimals``, x holds
+    integers and decimals (see :func:`_events`)."""
     n = draw(st.integers(1, 4))
     partition = draw(st.sampled_from(["", "[g]", "[g, h]"]))
     lines = []
@@ -69,13 +70,15 @@ def workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
             f"q{i}: RETURN {', '.join(items)} PATTERN {pattern}{clause}{group} "
             f"WITHIN {within} s SLIDE {slide} s;"
         )
-    return "\n".join(lines), _events(draw, "ABCD", 16, ("g", "h"))
+    return "\n".join(lines), _events(draw, "ABCD", 16, ("g", "h"), decimals)
 
 
 def _events(
-    draw: st.DrawFn, types: str, most: int, keys: tuple[str, ...]
+    draw: st.DrawFn, types: str, most: int, keys: tuple[str, ...], decimals: bool = False
 ) -> list[dict[str, object]]:
-    """Up to ``most`` events of ``types`` at times 0..20, with 0/1 keys and mostly an x."""
+    """Up to ``most`` events of ``types`` at times 0..20, with 0/1 keys and mostly an x;
+    with ``decimals``, a third of the x values are decimals (k + 0.5: never equal to an
+    integer, so a MIN or MAX is one value of one kind)."""
     events = []
     for _ in range(draw(st.integers(0, most))):
         event: dict[str, object] = {
@@ -86,6 +89,8 @@ def _events(
             event[key] = draw(st.integers(0, 1))
         if draw(st.integers(0, 5)):
             event["x"] = draw(st.integers(-3, 6))
+            if decimals and draw(st.integers(0, 2)) == 0:
+                event["x"] += 0.5  # type: ignore[operator]
         events.append(event)
     return events
 
@@ -138,6 +143,25 @@ def test_compiled_strategies_equal_twostep(case: tuple[str, list[dict[str, objec
 
 
 @settings(max_examples=150, deadline=None)
+@given(workloads(decimals=True))
+def test_integers_and_decimals_in_one_attribute_equal_twostep(
+    monkeypatch: pytest.MonkeyPatch, case: tuple[str, list[dict[str, object]]]
+) -> None:
+    """x holds integers and decimals: in one kernel chunk (a mixed column) and, with
+    chunks of three events, one kind in a chunk and both across them. Each output keeps
+    its kind, as in twostep and the Python engines."""
+    text, records = case
+    expected = canon(_run(text, records, "twostep"))
+    assert canon(_run(text, records, "hamlet", compiled=False)) == expected
+    for strategy in STRATEGIES:
+        assert canon(_run(text, records, strategy)) == expected, strategy
+    with monkeypatch.context() as m:
+        m.setattr(kexec, "CHUNK", 3)
+        for strategy in STRATEGIES:
+            assert canon(_run(text, records, strategy)) == expected, strategy
+
+
+@settings(max_examples=150, deadline=None)
 @given(merging_workloads())
 def test_merged_states_equal_twostep(case: tuple[str, list[dict[str, object]]]) -> None:
     text, records = case
@@ -160,12 +184,15 @@ def test_equal_prefixes_share_one_register_class() -> None:
     assert merged.c_end_ptr[-1] == len(plans)  # every query's END emits its results
 
 
+@pytest.mark.parametrize("decimals", [False, True])
 @settings(max_examples=60, deadline=None)
-@given(workloads(), st.lists(st.integers(0, 16), max_size=4))
+@given(data=st.data(), cuts=st.lists(st.integers(0, 16), max_size=4))
 def test_chunks_and_watermarks_equal_one_batch(
-    case: tuple[str, list[dict[str, object]]], cuts: list[int]
+    decimals: bool, data: st.DataObject, cuts: list[int]
 ) -> None:
-    text, records = case
+    """Any cuts into Runner chunks, with watermarks between them; with ``decimals``, a
+    chunk of integers and one of decimals make the kernel lay its program out again."""
+    text, records = data.draw(workloads(decimals=decimals))
     records = sorted(records, key=lambda r: r["time"])  # type: ignore[arg-type, return-value]
     plans = compile_workload(parse(text))
     expected = canon(_run(text, records, "twostep"))
@@ -353,12 +380,12 @@ def test_float_sums_are_exact_and_rounded_once() -> None:
 _NO_JIT_SCRIPT = """
 import sys
 sys.path[:0] = {paths!r}
-from hypothesis import given, settings
+from hypothesis import given, settings, strategies as st
 from test_kernels import workloads, _run, STRATEGIES, _exact_case
 from helpers import canon
 
 @settings(max_examples=25, deadline=None, database=None)
-@given(workloads())
+@given(st.booleans().flatmap(lambda decimals: workloads(decimals=decimals)))
 def check(case):
     text, records = case
     expected = canon(_run(text, records, "twostep"))
@@ -402,12 +429,136 @@ def test_lanes_follow_the_kleene_events_not_all_events() -> None:
     assert canon(rows) == canon(_run(text, records, "greta", compiled=False))
 
 
-def test_an_attribute_changing_kind_between_chunks_says_what_to_do() -> None:
-    plans = compile_workload(parse("q: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;"))
+KINDS = """
+q1: RETURN COUNT(*), SUM(B.v), AVG(B.v), MIN(B.v), MAX(B.v) PATTERN SEQ(A, B+) WITHIN 10 s;
+q2: RETURN SUM(B.w) PATTERN SEQ(A, B+) WITHIN 10 s;
+"""
+
+
+def _kinds_case(decimals_first: bool) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Three windows of SEQ(A, B+) with three B's each (each B in 4 of the 7 trends):
+    v of integers only, of integers and a decimal, of decimals and an integer; w beyond
+    int64, beside a decimal in the second window. With ``decimals_first``, the windows
+    come in the other order (times 0, 10, 20 either way). Returns the events and the
+    values of each window."""
+    windows: list[tuple[list[object], list[object], dict[str, object], object]] = [
+        ([2, 3, 5], [2**70, 3, 0], {"SUM(B.v)": 40, "MIN(B.v)": 2, "MAX(B.v)": 5}, 2**72 + 12),
+        ([1, 2.5, 4], [2**70, 0.5, 0], {"SUM(B.v)": 30.0, "MIN(B.v)": 1, "MAX(B.v)": 4}, None),
+        ([0.5, 1.5, 1], [1, 2, 3], {"SUM(B.v)": 12.0, "MIN(B.v)": 0.5, "MAX(B.v)": 1.5}, 24),
+    ]
+    if decimals_first:
+        windows.reverse()
+    records: list[dict[str, object]] = []
+    expected: list[dict[str, object]] = []
+    for k, (vs, ws, values, w_sum) in enumerate(windows):
+        records.append({"type": "A", "time": 10 * k})
+        for i, (v, w) in enumerate(zip(vs, ws, strict=True)):
+            records.append({"type": "B", "time": 10 * k + 1 + i, "v": v, "w": w})
+        total = values["SUM(B.v)"]
+        avg = float(total) / 12  # type: ignore[arg-type]
+        expected.append({"COUNT(*)": 7, "SUM(B.v)": total, "AVG(B.v)": avg} | values)
+        expected.append({"SUM(B.w)": float(4 * (2**70 + 0.5)) if w_sum is None else w_sum})
+    return records, expected
+
+
+@pytest.mark.parametrize("decimals_first", [False, True])
+def test_integers_and_decimals_keep_each_windows_kind(
+    monkeypatch: pytest.MonkeyPatch, decimals_first: bool
+) -> None:
+    """A window whose summed values are all integers sums to an integer, one with a
+    decimal to a decimal; a MIN or MAX shows the extreme value with its own kind; w
+    beyond int64 sums exactly. In one batch, in kernel chunks of two events, and fed
+    to a Runner at every cut (one kind, then the other: the kernel lays its program
+    out again), every strategy equals twostep and the Python engines; nothing moves
+    to Python."""
+    records, expected = _kinds_case(decimals_first)
+    plans = compile_workload(parse(KINDS))
+    twostep = canon(_run(KINDS, records, "twostep"))
+    assert canon(_run(KINDS, records, "hamlet", compiled=False)) == twostep
+    for strategy in STRATEGIES:
+        rows = _run(KINDS, records, strategy)
+        by_query = sorted(rows, key=lambda r: (r.window_start, r.query))
+        assert [repr(r.values) for r in by_query] == [repr(v) for v in expected], strategy
+        assert canon(rows) == twostep
+        with monkeypatch.context() as m:
+            m.setattr(kexec, "CHUNK", 2)
+            assert canon(_run(KINDS, records, strategy)) == twostep, strategy
+    for cut in range(1, len(records)):
+        runner = Runner(plans, "hamlet")
+        rows = runner.feed(from_records(records[:cut]).events)
+        rows += runner.feed(from_records(records[cut:]).events)
+        rows += runner.finish()
+        assert canon(rows) == twostep, cut
+        assert runner.executor is None and runner.compiled.low.mixed == {"v", "w"}
+
+
+def test_a_tie_between_an_integer_and_a_decimal_shows_the_integer() -> None:
+    """MIN/MAX of 1 and 1.0 (equal numbers of two kinds) is the integer 1 in the
+    kernel, in whichever order they come; the Python engines keep the one they
+    met first (README, Semantics)."""
+    text = "RETURN MIN(B.v), MAX(B.v), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+    for vs in ([1, 1.0], [1.0, 1], [1.0, 3, 1], [1, 0.5, 1.0]):
+        records: list[dict[str, object]] = [{"type": "A", "time": 0}]
+        records += [{"type": "B", "time": 1 + i, "v": v} for i, v in enumerate(vs)]
+        for strategy in STRATEGIES:
+            (row,) = _run(text, records, strategy)
+            low, high = min(vs), max(vs)
+            assert repr(row.values["MIN(B.v)"]) == repr(1 if low == 1 else low), vs
+            assert repr(row.values["MAX(B.v)"]) == repr(1 if high == 1 else high), vs
+            assert isinstance(row.values["SUM(B.v)"], float)
+
+
+def test_only_an_attribute_of_both_kinds_gets_hidden_registers() -> None:
+    """The common case pays nothing: an attribute of one kind has no hidden register.
+    One of both kinds has one per SUM (none for an AVG: a decimal anyway) and one per
+    MIN or MAX, minima before maxima; each query's readout says where they live."""
+    text = (
+        "q: RETURN COUNT(*), SUM(B.v), AVG(B.u), MAX(B.v), MIN(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+    )
+    plans = compile_workload(parse(text))
+    sharing = sharing_plan(plans, "hamlet")
+    lay = plans[0].layout
+    plain = lower(plans, sharing)
+    assert (plain.program.q_A[0], plain.program.q_M[0], plain.program.q_nmin[0]) == (
+        lay.n_additive,
+        2,
+        1,
+    )
+    assert plain.weights == ["v", "u"] and plain.extremes == ["v"]
+    both = lower(plans, sharing, frozenset({"v", "u"}))
+    assert (both.program.q_A[0], both.program.q_M[0], both.program.q_nmin[0]) == (
+        lay.n_additive + 1,
+        4,
+        2,
+    )
+    assert both.weights == ["v", "v#decimals", "u"] and both.extremes == ["v", "v#integers"]
+    # SUM(B.v) at 2 (count, COUNT(B), SUM(B.v), SUM(B.u)), its decimals after the layout's
+    assert both.readouts[0].sums == ((2, 0, lay.n_additive), (3, 2, -1))
+    # MIN(B.v) at 0, its integers at 1; MAX(B.v) at 2, its integers at 3
+    assert both.readouts[0].extremes == ((0, 0, 1), (2, 0, 3))
     runner = Runner(plans, "hamlet")
-    runner.feed(from_records([{"type": "A", "time": 1}, {"type": "B", "time": 2, "v": 5}]).events)
-    with pytest.raises(ExecutionError, match="--engine reference"):
-        runner.feed(from_records([{"type": "B", "time": 3, "v": 2.5}]).events)
+    records = [{"type": "A", "time": 0}, {"type": "B", "time": 1, "v": 2, "u": 1.5}]
+    runner.feed(from_records(records).events)
+    runner.finish()
+    assert runner.compiled.low.mixed == frozenset() and runner.compiled.rebuilds <= 1
+
+
+def test_min_max_beyond_2_53_moves_to_python_or_says_what_to_do() -> None:
+    """Integers beyond 2**53 in a MIN or MAX: the kernel compares float64. In the first
+    events, the query runs in Python (exact); in later ones, the kernel says what to
+    do (a KindChanged: a file is then read again whole, see session)."""
+    plans = compile_workload(parse("q: RETURN MAX(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;"))
+    big: list[dict[str, object]] = [
+        {"type": "A", "time": 1},
+        {"type": "B", "time": 2, "v": 2**60 + 1},
+    ]
+    rows = _run("q: RETURN MAX(B.v) PATTERN SEQ(A, B+) WITHIN 100 s;", big, "hamlet")
+    assert rows[0].values == {"MAX(B.v)": 2**60 + 1}
+    runner = Runner(plans, "hamlet")
+    runner.feed(from_records(big[:1] + [{"type": "B", "time": 2, "v": 5}]).events)
+    with pytest.raises(kexec.KindChanged, match="--engine reference"):
+        runner.feed(from_records([{"type": "B", "time": 3, "v": 2**60 + 1}]).events)
+        runner.finish()
 
 
 def test_only_states_something_reads_keep_registers() -> None:

@@ -109,7 +109,9 @@ def test_the_executors_run_the_plan_they_are_given(
             assert got == [c.queries for c in plan.components]
 
 
-def test_a_query_whose_sum_mixes_kinds_moves_to_python_and_the_plan_says_so() -> None:
+def test_a_query_whose_sum_mixes_kinds_stays_compiled() -> None:
+    """Integers and decimals in a summed attribute: the kernel keeps each output's kind
+    (hidden registers), so the query is not moved to Python."""
     plans = compile_workload(
         parse(
             "q1: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s; q2: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"
@@ -122,8 +124,39 @@ def test_a_query_whose_sum_mixes_kinds_moves_to_python_and_the_plan_says_so() ->
         {"type": "B", "time": 3, "v": 0.5},
     ]
     runner.feed(from_records(records).events)
-    assert [r.executor for r in runner.sharing.routes] == ["python", "compiled"]
-    assert "mixes kinds" in runner.sharing.routes[0].reason
+    assert [r.executor for r in runner.sharing.routes] == ["compiled", "compiled"]
+    assert runner.executor is None
     rows = {r.query: r.values for r in runner.finish()}
     # a1 b2 b3: trends a1 b2, a1 b3, a1 b2 b3; B.v sums 1 + 0.5 + 1.5
     assert rows == {"q1": {"SUM(B.v)": 3.0}, "q2": {"COUNT(*)": 3}}
+    assert isinstance(rows["q1"]["SUM(B.v)"], float)
+
+
+def test_a_query_whose_extremes_the_kernel_cannot_compare_moves_to_python_and_the_plan_says_so() -> (
+    None
+):
+    """MAX over integers beyond 2**53 (float64 registers), MIN over words: those queries
+    run in Python, exactly, and the plan says why; the others stay compiled."""
+    plans = compile_workload(
+        parse(
+            "q1: RETURN MAX(B.v) PATTERN SEQ(A, B+) WITHIN 10 s;"
+            "q2: RETURN MIN(B.w) PATTERN SEQ(A, B+) WITHIN 10 s;"
+            "q3: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
+        )
+    )
+    runner = Runner(plans, "hamlet")
+    records = [
+        {"type": "A", "time": 1},
+        {"type": "B", "time": 2, "v": 2**53 + 1, "w": "b"},
+        {"type": "B", "time": 3, "v": 2**70, "w": "a"},
+    ]
+    runner.feed(from_records(records).events)
+    assert [r.executor for r in runner.sharing.routes] == ["python", "python", "compiled"]
+    assert "beyond 2**53" in runner.sharing.routes[0].reason
+    assert "not numbers" in runner.sharing.routes[1].reason
+    rows = {r.query: r.values for r in runner.finish()}
+    assert rows == {
+        "q1": {"MAX(B.v)": 2**70},
+        "q2": {"MIN(B.w)": "a"},
+        "q3": {"SUM(B.v)": 2 * (2**53 + 1 + 2**70)},
+    }

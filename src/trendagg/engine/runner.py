@@ -85,8 +85,8 @@ class Runner:
         # per-burst decisions (the kernel's first LOGGED_DECISIONS)
         self._compiled = compiled
         self.sharing = sharing_plan(plans, strategy, compiled=self._compiled)
-        # the kernel takes its queries once the first events show the attribute kinds
-        # (a summed column that mixes integers and decimals moves its query to Python)
+        # the kernel takes its queries once the first events show what their aggregated
+        # attributes hold (values it cannot aggregate move a query to Python: see _split)
         self._pending = bool(self.sharing.on("compiled"))
         self.executor: Any = (
             None if self._pending else _python_executor(plans, self.sharing, trend_limit, log)
@@ -212,8 +212,12 @@ class Runner:
 
     def _split(self, columns: Any) -> None:
         """On the first events (or the first advance or finish): start the compiled
-        executor for the queries the plan routes to it, after moving to Python those
-        whose aggregated attributes mix kinds in these events, and the Python one."""
+        executor for the queries the plan routes to it, and the Python one. A query
+        moves to Python when an attribute it aggregates holds, in these events, what the
+        kernel cannot aggregate and the Python engine can (or refuses with its own
+        message): values that are not numbers, or integers beyond 2**53 in a MIN or MAX
+        (:func:`trendagg.kernels.program.supported`). Integers beside decimals stay
+        compiled: the kernel keeps each output's kind."""
         if not self._pending:
             return
         self._pending = False
@@ -221,8 +225,9 @@ class Runner:
 
         if columns is not None:
             moved = {}
+            seen: dict[tuple[str, bool], str | None] = {}
             for q in self.sharing.on("compiled"):
-                why = supported(self.plans[q], columns)
+                why = supported(self.plans[q], columns, seen)
                 if why is not None:
                     moved[q] = why
             if moved:

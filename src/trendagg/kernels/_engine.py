@@ -10,7 +10,9 @@ join their partition's burst; every other binding is computed from the state
 before the time group (phase 1) and inserted after it (phase 2).
 
 Registers are residues modulo the primes ``P`` (lane-minor: register r,
-lane l at ``r * L + l``); minima and maxima are float64 (NaN = none).
+lane l at ``r * L + l``); minima and maxima are float64 (NaN = none: an
+extreme column holds NaN where an event has no value for it, so a hidden
+extreme of the integers skips the decimals, see :mod:`~trendagg.kernels.program`).
 
 A burst (HAMLET, Def. 4.1) is summarised by coefficients shared by all its
 queries: after the burst, a query's registers of E are
@@ -222,9 +224,8 @@ def _burst_reset(prog, st, b, inst):  # type: ignore[no-untyped-def]
     for r in range(3 * nw * L):  # gamma, delta, pending weight sums
         st.bur[inst, c + 2 * L + r] = 0
     foff = prog.set_bfoff[b]
-    for j in range(prog.set_na[b]):
-        st.burf[inst, foff + 2 * j] = np.inf
-        st.burf[inst, foff + 2 * j + 1] = -np.inf
+    for j in range(2 * prog.set_na[b]):  # minima (even) and maxima (odd): none yet
+        st.burf[inst, foff + j] = np.nan
 
 
 @njit(**JIT_INLINE)
@@ -291,11 +292,11 @@ def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
             i = wbase + j * L + lane
             st.bur[inst, i] = _addmod(st.bur[inst, i], ev.wres[w, e, lane], P[lane])
     foff = prog.set_bfoff[b]
-    for j in range(prog.set_na[b]):
+    for j in range(prog.set_na[b]):  # (NaN: the event has no value here, see program)
         v = ev.aval[prog.set_acol[b, j], e]
-        if v < st.burf[inst, foff + 2 * j]:
+        if _better(v, st.burf[inst, foff + 2 * j], True):
             st.burf[inst, foff + 2 * j] = v
-        if v > st.burf[inst, foff + 2 * j + 1]:
+        if _better(v, st.burf[inst, foff + 2 * j + 1], False):
             st.burf[inst, foff + 2 * j + 1] = v
 
 

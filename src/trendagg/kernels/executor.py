@@ -5,8 +5,11 @@ groups, window and pane ids, partition instances, binding filters, weight
 residues), runs :func:`trendagg.kernels._engine.run_chunk`, and turns the
 closed windows' residues back into exact rows. It keeps the events of the
 open windows: when a window holds more events than the primes can count
-exactly, or a float attribute needs a finer scale, it rebuilds the state
-with more primes from them (nothing closed is recomputed).
+exactly, a float attribute needs a finer scale, or an aggregated attribute
+turns out to hold integers and decimals both (in one chunk, or one kind and
+then the other), it rebuilds the state from them (nothing closed is
+recomputed): with more primes, or laid out again with hidden registers that
+tell each output's kind (see :mod:`trendagg.kernels.program`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 from fractions import Fraction
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -24,7 +28,7 @@ from trendagg.io.results import ResultRow
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.predicates import filter_mask
-from trendagg.kernels.program import Lowered, burst_width, lower, scaled
+from trendagg.kernels.program import Lowered, burst_width, lower, scaled, source
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
@@ -47,7 +51,12 @@ Out = namedtuple("Out", "n key add ext")
 
 
 class _Rebuild(Exception):
-    """The state needs more lanes or a finer weight scale: replay the open windows."""
+    """The state needs more lanes, a finer weight scale or, for the attribute ``mixed``
+    (found to hold integers and decimals both), hidden registers: replay the open windows."""
+
+    def __init__(self, mixed: str | None = None):
+        super().__init__(mixed)
+        self.mixed = mixed
 
 
 def _window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -73,16 +82,37 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
 
 
 class KindChanged(ExecutionError):
-    """An aggregated attribute held one kind of number and then another."""
+    """An aggregated attribute holds values the compiled engine cannot aggregate and the
+    Python engine can: integers beyond 2**53 in a MIN or MAX. The Runner routes such a
+    query to Python by its first events (:func:`trendagg.kernels.program.supported`);
+    values in later events raise this, and a run that reads its events again whole
+    routes by all of them."""
 
 
-def _one_kind(name: str, what: str) -> ExecutionError:
+def _beyond_float(name: str) -> KindChanged:
     return KindChanged(
-        f"attribute '{name}' {what}; the compiled engine keeps one kind per aggregated "
-        f"attribute (results show each value's kind); run with --engine reference "
-        f"(compiled=False in the API), or make the column one kind (for example write 5.0 "
-        f"for 5)"
+        f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run with "
+        f"--engine reference (compiled=False in the API; exact for any integer)"
     )
+
+
+def _numbers(
+    name: str, col: Column, what: str
+) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """The rows and values of a text or mixed column's integers (Python ints of any size)
+    and decimals; an error when it holds anything else."""
+    values = col.python_values()
+    codes = {int: 1, float: 2}  # any other type: 0
+    kinds = np.fromiter(map(codes.get, map(type, values), repeat(0)), np.int8, len(values))
+    int_rows, float_rows = np.flatnonzero(kinds == 1), np.flatnonzero(kinds == 2)
+    if len(int_rows) + len(float_rows) < int(col.valid.sum()):
+        raise ExecutionError(
+            f"{what} over attribute '{name}' needs numbers, but its values are of several "
+            f"kinds ({col.kind}); read the events with the CLI or read_events(numeric=...), "
+            f"which reject such rows"
+        )
+    objects = np.array(values, dtype=object)
+    return int_rows, objects[int_rows].tolist(), float_rows, objects[float_rows].astype(np.float64)
 
 
 def _dense_codes(values: np.ndarray) -> np.ndarray:
@@ -118,6 +148,7 @@ class CompiledExecutor:
         self._log_limit = log
         self.decisions: list[dict[str, Any]] = []
         self.mode = MODES[sharing.strategy]
+        self.sharing = sharing
         self.low: Lowered = lower(plans, sharing)
         self._retained: list[ColumnarBatch] = []
         self._tg = 0
@@ -241,7 +272,7 @@ class CompiledExecutor:
                 ("mcnt", 0),
                 ("mrep", 0),
                 ("bur", self._burst_template),  # unused rows hold no open burst
-                ("burf", 0.0),
+                ("burf", np.nan),
                 ("mixed", -1),
                 ("inst_ginst", -1),
             ):
@@ -251,8 +282,7 @@ class CompiledExecutor:
         st.keys[inst] = SENT
         st.mkeys[inst] = SENT
         st.mixed[inst] = -1
-        st.burf[inst, 0::2] = np.inf  # burst minima (even) and maxima (odd): none yet
-        st.burf[inst, 1::2] = -np.inf
+        st.burf[inst] = np.nan  # burst minima (even) and maxima (odd): none yet
         part = self.low.partitionings[g]
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
@@ -399,24 +429,43 @@ class CompiledExecutor:
             closed_before = self.st.closed.copy()
             try:
                 rows = self._attempt(batch, close, final)
-            except _Rebuild:
-                self._rebuild(closed_before)
+            except _Rebuild as why:
+                self._rebuild(closed_before, why.mixed)
                 continue
             if batch is not None:
                 self._retain(batch)
             self._purge()
             return rows
 
-    def _rebuild(self, closed: np.ndarray) -> None:
-        """More lanes (or a finer weight scale): replay the events of the open windows."""
+    def _rebuild(self, closed: np.ndarray, mixed: str | None = None) -> None:
+        """More lanes, a finer weight scale or hidden registers for the attribute ``mixed``
+        (of both kinds): replay the events of the open windows. Windows already emitted
+        were right: until now the attribute had one kind."""
         self.rebuilds += 1
         self._bursts += int(self.st.stats[0])
         self._shared += int(self.st.stats[1])
+        if mixed is not None:
+            self._relower(mixed)
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         self._reset(lanes, closed)
         for old in self._retained:
             self._attempt(old, None, False, replay=True)
+
+    def _relower(self, attr: str) -> None:
+        """Lay the program out again with hidden registers for ``attr`` (see
+        :mod:`trendagg.kernels.program`); the state of each weight and extreme column
+        (scale, bits, kinds seen) follows it by name to its new index."""
+        old = self.low
+        state = zip(self._wscale, self._wbits, self._wfloat, strict=True)
+        weights = dict(zip(old.weights, state, strict=True))
+        xint = dict(zip(old.extremes, self._xint, strict=True))
+        self.low = lower(self.plans, self.sharing, old.mixed | {attr})
+        carried = [weights.get(name, (0, 1, False)) for name in self.low.weights]
+        self._wscale = [scale for scale, _, _ in carried]
+        self._wbits = [bits for _, bits, _ in carried]
+        self._wfloat = [floats for _, _, floats in carried]
+        self._xint = [xint.get(name, True) for name in self.low.extremes]
 
     def _retain(self, batch: ColumnarBatch) -> None:
         """Keep the events that an open window may still need (for a rebuild)."""
@@ -697,69 +746,88 @@ class CompiledExecutor:
         out[index] = ids[inv]
         return out
 
-    def _kind(self, name: str, kind: str) -> None:
-        """An aggregated attribute keeps one kind of number for the whole run."""
-        first = self._kinds.setdefault(name, kind)
-        if first != kind:
-            raise _one_kind(name, f"held {first} values in earlier events and {kind} values now")
+    def _kind(self, name: str, ints: bool, floats: bool) -> None:
+        """An aggregated attribute that holds integers and decimals both (here, or one kind
+        here and the other before) needs hidden registers: lay the program out again."""
+        if name in self.low.mixed or not (ints or floats):
+            return
+        kind = "mixed" if ints and floats else "int" if ints else "float"
+        if kind == "mixed" or self._kinds.setdefault(name, kind) != kind:
+            raise _Rebuild(mixed=name)
 
     def _weights(self, batch: ColumnarBatch, w: int, name: str) -> np.ndarray:
-        """Residues of the exact (scaled) values of a summed attribute."""
-        n = len(batch)
-        L = self.lanes
-        out = np.zeros((n, L), dtype=np.int64)
-        col = batch.columns.get(name)
+        """Residues of the exact (scaled) values of a summed attribute, or of its hidden
+        decimals column (1 where the attribute holds a decimal, see program)."""
+        out = np.zeros((len(batch), self.lanes), dtype=np.int64)
+        attr, role = source(name)
+        col = batch.columns.get(attr)
         if col is None:
             return out
-        if col.kind in ("int", "float") and col.valid.any():
-            self._kind(name, col.kind)
         if col.kind == "int":
-            vals = np.where(col.valid, col.values, 0)
-            big = int(np.abs(vals).max()) if n else 0
-            bits = big.bit_length() + self._wscale[w]
+            if role:
+                return out
+            self._kind(attr, bool(col.valid.any()), False)
+            return self._int_residues(w, np.where(col.valid, col.values, 0))
+        if col.kind == "float":
+            if role:
+                out[col.valid] = 1
+                return out
+            self._kind(attr, False, bool(col.valid.any()))
+            return self._float_residues(w, np.where(col.valid, col.values, 0.0))
+        int_rows, ints, float_rows, decimals = _numbers(attr, col, "SUM")
+        if role:
+            out[float_rows] = 1
+            return out
+        self._kind(attr, len(int_rows) > 0, len(float_rows) > 0)
+        if len(float_rows):  # first: the decimals may make the scale of the integers finer
+            out[float_rows] = self._float_residues(w, decimals)
+        if len(int_rows):
+            out[int_rows] = self._int_residues(w, ints)
+        return out
+
+    def _int_residues(self, w: int, vals: np.ndarray | list[int]) -> np.ndarray:
+        """Residues of integers times 2**scale: int64 values, or Python ints (any size;
+        those beyond int64 exactly, in Python)."""
+        if isinstance(vals, list):
+            try:
+                vals = np.array(vals, dtype=np.int64)
+            except OverflowError:  # beyond int64
+                big = max(abs(v) for v in vals)
+        if isinstance(vals, np.ndarray):
+            big = max(int(vals.max()), -int(vals.min())) if len(vals) else 0
+        bits = big.bit_length() + self._wscale[w]
+        if bits > self._wbits[w]:
+            self._need_bits(w, bits)
+        primes = self.mod.p.tolist()
+        out = np.zeros((len(vals), self.lanes), dtype=np.int64)
+        if isinstance(vals, list):
+            scale = 2 ** self._wscale[w]
+            out[:] = [[v * scale % p for p in primes] for v in vals]
+            return out
+        scale_residues = np.array([pow(2, self._wscale[w], p) for p in primes], dtype=np.int64)
+        residues_of(vals.astype(np.int64), scale_residues, self.mod.p, self.mod.pinv, out)
+        return out
+
+    def _float_residues(self, w: int, vals: np.ndarray) -> np.ndarray:
+        """Residues of float64 values times 2**scale (exact: the scale covers their bits)."""
+        out = np.zeros((len(vals), self.lanes), dtype=np.int64)
+        mant, exp = np.frexp(vals)
+        m = (mant * 2.0**53).astype(np.int64)
+        nz = m != 0
+        if nz.any():
+            need = int((53 - exp[nz]).max())
+            if need > self._wscale[w]:
+                self._need_scale(w, need)
+            bits = int(exp[nz].max()) + self._wscale[w] + 1
             if bits > self._wbits[w]:
                 self._need_bits(w, bits)
-            scale = np.array(
-                [pow(2, self._wscale[w], int(p)) for p in self.mod.p.tolist()], dtype=np.int64
-            )
-            residues_of(vals.astype(np.int64), scale, self.mod.p, self.mod.pinv, out)
-            return out
-        if col.kind == "float":
-            vals = np.where(col.valid, col.values, 0.0)
-            mant, exp = np.frexp(vals)
-            m = (mant * 2.0**53).astype(np.int64)
-            nz = m != 0
-            if nz.any():
-                need = int((53 - exp[nz]).max())
-                if need > self._wscale[w]:
-                    self._need_scale(w, need)
-                bits = int(exp[nz].max()) + self._wscale[w] + 1
-                if bits > self._wbits[w]:
-                    self._need_bits(w, bits)
-            self._wfloat[w] = True
-            shift = np.where(nz, exp - 53 + self._wscale[w], 0).astype(np.int64)
-            top = int(shift.max()) if n else 0
-            for lane, p in enumerate(self.mod.p.tolist()):
-                table = np.array([pow(2, s, p) for s in range(top + 1)], dtype=np.int64)
-                mulmod_arrays(
-                    np.mod(m, p), table[shift], p, float(self.mod.pinv[lane]), out[:, lane]
-                )
-            return out
-        self._numbers_only(name, col)
-        raise ExecutionError(
-            f"SUM over attribute '{name}' needs numbers, but its values are of several kinds "
-            f"({col.kind}); read the events with the CLI or read_events(numeric=...), which "
-            f"reject such rows"
-        )
-
-    def _numbers_only(self, name: str, col: Column) -> None:
-        """A column of integers and decimals both: the one-kind rule's message."""
-        if col.kind == "mixed" and all(
-            type(v) in (int, float)
-            for v, ok in zip(col.values, col.valid.tolist(), strict=True)
-            if ok
-        ):
-            raise _one_kind(name, "holds both integer and decimal values across the chunks")
+        self._wfloat[w] = True
+        shift = np.where(nz, exp - 53 + self._wscale[w], 0).astype(np.int64)
+        top = int(shift.max()) if len(vals) else 0
+        for lane, p in enumerate(self.mod.p.tolist()):
+            table = np.array([pow(2, s, p) for s in range(top + 1)], dtype=np.int64)
+            mulmod_arrays(np.mod(m, p), table[shift], p, float(self.mod.pinv[lane]), out[:, lane])
+        return out
 
     def _need_bits(self, w: int, bits: int) -> None:
         self._wbits[w] = bits
@@ -780,28 +848,37 @@ class CompiledExecutor:
         self._bound_changed()
 
     def _extremes(self, batch: ColumnarBatch, a: int, name: str) -> np.ndarray:
+        """float64 values of a MIN/MAX attribute, or of its hidden integers column (NaN,
+        no value, where the attribute holds a decimal; see program)."""
         n = len(batch)
-        col = batch.columns.get(name)
+        attr, role = source(name)
+        col = batch.columns.get(attr)
         if col is None:
             return np.zeros(n, dtype=np.float64)
-        if col.kind in ("int", "float") and col.valid.any():
-            self._kind(name, col.kind)
         if col.kind == "int":
+            if not role:
+                self._kind(attr, bool(col.valid.any()), False)
             vals = np.where(col.valid, col.values, 0)
-            if n and int(np.abs(vals).max()) > _EXACT_FLOAT_INT:
-                raise ExecutionError(
-                    f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run "
-                    f"with --engine reference (compiled=False in the API; exact for any integer)"
-                )
+            if n and max(int(vals.max()), -int(vals.min())) > _EXACT_FLOAT_INT:
+                raise _beyond_float(attr)
             return vals.astype(np.float64)
         if col.kind == "float":
+            if role:
+                return np.full(n, np.nan)
+            self._kind(attr, False, bool(col.valid.any()))
             self._xint[a] = False
             return np.where(col.valid, col.values, 0.0)
-        self._numbers_only(name, col)
-        raise ExecutionError(
-            f"MIN/MAX over attribute '{name}' needs numbers, but its values are of several "
-            f"kinds; read the events with the CLI or read_events(numeric=...)"
-        )
+        int_rows, ints, float_rows, decimals = _numbers(attr, col, "MIN/MAX")
+        if not role:
+            self._kind(attr, len(int_rows) > 0, len(float_rows) > 0)
+        if any(abs(v) > _EXACT_FLOAT_INT for v in ints):
+            raise _beyond_float(attr)
+        out = np.full(n, np.nan)
+        out[int_rows] = ints
+        if not role:
+            out[float_rows] = decimals
+            self._xint[a] = self._xint[a] and not len(float_rows)
+        return out
 
     # ------------------------------------------------------------------ rows
 
@@ -816,22 +893,23 @@ class CompiledExecutor:
         rows: list[tuple[int, int, str, ResultRow]] = []
         for i, (q, gi, k) in enumerate(keys.tolist()):
             plan = self.plans[q]
-            lay = plan.layout
-            A = int(self.prog.q_A[q])
-            vec: list[Any] = values[i * low.max_additive : i * low.max_additive + A]
-            base = 1 + len(lay.count_vars)
-            for j, (_, attr) in enumerate(lay.sums):
-                w = low.weights.index(attr)
-                if self._wfloat[w]:
-                    vec[base + j] = Fraction(vec[base + j], 2 ** self._wscale[w])
+            registers = values[i * low.max_additive : (i + 1) * low.max_additive]
+            vec: list[Any] = registers[: plan.layout.n_additive]
+            readout = low.readouts[q]
+            for reg, w, decimals in readout.sums:
+                floats = registers[decimals] > 0 if decimals >= 0 else self._wfloat[w]
+                if floats:
+                    vec[reg] = Fraction(vec[reg], 2 ** self._wscale[w])
                 elif self._wscale[w]:
-                    vec[base + j] = vec[base + j] >> self._wscale[w]
-            for j, (_, attr) in enumerate([*lay.mins, *lay.maxs]):
-                x = float(out.ext[i, j])
+                    vec[reg] = vec[reg] >> self._wscale[w]
+            for reg, a, integers in readout.extremes:
+                x = float(out.ext[i, reg])
                 if math.isnan(x):
                     vec.append(None)
+                elif integers >= 0:  # equal to the integers' extreme: an integer (1 over 1.0)
+                    vec.append(int(x) if x == out.ext[i, integers] else x)
                 else:
-                    vec.append(int(x) if self._xint[low.extremes.index(attr)] else x)
+                    vec.append(int(x) if self._xint[a] else x)
             gentry = self._gkey[gi]
             assert gentry is not None
             group = gentry[1]

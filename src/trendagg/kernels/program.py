@@ -8,6 +8,18 @@ rule for E among their members, each with its own coefficients) and window specs
 integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
 additive registers times the lanes; minima and maxima are float64.
+
+An attribute that holds integers and decimals both (``mixed``) gets hidden
+registers, since an output shows its own kind (SEMANTICS: integer sums are
+exact integers): per SUM over it one more additive register, fed by the
+hidden weight column ``a#decimals`` (1 where the value is a decimal, else
+0), which counts the decimal occurrences in a window's trends (more than 0:
+the sum is a decimal); per MIN or MAX over it one more extreme, fed by the
+hidden extreme column ``a#integers`` (the value where it is an integer, NaN
+where not), the extreme of its integers (equal to the extreme: it is an
+integer). Minima come before maxima, hidden ones included; a query's
+:class:`Readout` says where each register of its layout and each hidden one
+lives. An attribute of one kind gets none.
 """
 
 from __future__ import annotations
@@ -16,6 +28,7 @@ import math
 from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +37,9 @@ from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_ev
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, compiled_blocker
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec
+
+if TYPE_CHECKING:
+    from trendagg.io.columnar import Column
 
 Program = namedtuple(
     "Program",
@@ -36,20 +52,65 @@ Program = namedtuple(
 )
 
 
-def supported(plan: QueryPlan, events: object = None) -> str | None:
+HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
+_EXACT_FLOAT_INT = 2**53
+
+
+def hidden(attr: str, role: str) -> str:
+    """The name of a hidden column of ``attr``: role ``decimals`` or ``integers``."""
+    return f"{attr}{HIDDEN}{role}"
+
+
+def source(name: str) -> tuple[str, str]:
+    """The attribute a weight or extreme column reads, and its hidden role ('' if none)."""
+    attr, _, role = name.partition(HIDDEN)
+    return attr, role
+
+
+def supported(
+    plan: QueryPlan,
+    events: object = None,
+    seen: dict[tuple[str, bool], str | None] | None = None,
+) -> str | None:
     """Why the kernel cannot run this query (it then runs in the Python engine), or None.
 
-    With ``events`` (a ColumnarBatch), also refuse a query whose summed or
-    compared-for-extremes attribute mixes integers and decimals there: the Python
-    engine keeps each value's own kind in the output.
+    With ``events`` (a ColumnarBatch), also refuse a query whose aggregated
+    attribute holds there what the kernel cannot aggregate: values that are not
+    numbers (the Python engine orders words for MIN/MAX and says why it cannot
+    sum them), or integers beyond 2**53 in a MIN or MAX (the kernel compares
+    float64). Integers and decimals in one attribute are no reason: hidden
+    registers keep each output's kind (see the module docstring). ``seen`` keeps
+    the verdict on each column of ``events`` (a workload's queries look at it once).
     """
     if events is not None:
         lay = plan.layout
-        for _, attr in (*lay.sums, *lay.mins, *lay.maxs):
+        extremes = {a for _, a in (*lay.mins, *lay.maxs)}
+        seen = {} if seen is None else seen
+        for attr in sorted({a for _, a in lay.sums} | extremes):
             col = events.columns.get(attr)  # type: ignore[attr-defined]
-            if col is not None and col.kind not in ("int", "float"):
-                return f"attribute {attr} mixes kinds of values"
+            key = (attr, attr in extremes)
+            if col is not None and key not in seen:
+                seen[key] = _refused_values(attr, col, attr in extremes)
+            if seen.get(key) is not None:
+                return seen[key]
     return compiled_blocker(plan)
+
+
+def _refused_values(attr: str, col: Column, extreme: bool) -> str | None:
+    """Why the kernel cannot aggregate this column (see :func:`supported`), or None."""
+    beyond = f"MIN/MAX over attribute {attr} holds integers beyond 2**53"
+    if col.kind == "float" or (col.kind == "int" and not extreme):
+        return None
+    if col.kind == "int":
+        vals = col.values[col.valid]
+        big = len(vals) and max(int(vals.max()), -int(vals.min())) > _EXACT_FLOAT_INT
+        return beyond if big else None
+    values = col.python_values()
+    if col.kind == "text" or any(type(v) not in (int, float) for v in values if v is not None):
+        return f"attribute {attr} holds values that are not numbers"
+    if extreme and any(type(v) is int and abs(v) > _EXACT_FLOAT_INT for v in values):
+        return beyond
+    return None
 
 
 @dataclass
@@ -67,6 +128,20 @@ class Partitioning:
     attrs: tuple[str, ...]  # sorted partition attribute names
     queries: list[int] = field(default_factory=list)
     groupings: list[tuple[int, ...]] = field(default_factory=list)  # positions into attrs
+
+
+@dataclass(frozen=True)
+class Readout:
+    """Where one query's registers live in its blocks (its layout's additive registers
+    come first, in the layout's order).
+
+    ``sums``: per sum of the layout, (register, weight, hidden decimals register or
+    -1); ``extremes``: per minimum, then maximum of the layout, (register in the
+    extreme block, extreme column, hidden integers register or -1).
+    """
+
+    sums: tuple[tuple[int, int, int], ...]
+    extremes: tuple[tuple[int, int, int], ...]
 
 
 @dataclass
@@ -92,6 +167,8 @@ class Lowered:
     set_types: list[str]
     class_members: list[list[tuple[str, str]]]  # per state class: its (query, variable)s
     set_bursts: list[int]  # per sharing set: its burst in the plan's compiled bursts
+    readouts: list[Readout]  # per query
+    mixed: frozenset[str]  # attributes of both kinds (with hidden registers)
 
 
 def _repeatable(plan: QueryPlan) -> set[str]:
@@ -210,19 +287,22 @@ def _i64(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def lower(plans: list[QueryPlan], sharing: SharingPlan) -> Lowered:
+def lower(
+    plans: list[QueryPlan], sharing: SharingPlan, mixed: frozenset[str] = frozenset()
+) -> Lowered:
     """Lay out the supported queries ``plans`` (see :func:`supported`) as ``sharing``
-    says: its compiled Kleene bursts become the kernel's sharing sets, and with its
-    ``merge_states``, states of different queries whose registers are equal by
-    construction share one register class (see :func:`_state_classes`); without,
-    every state of every query is its own.
+    says, with hidden registers for the attributes in ``mixed`` (of both kinds, see
+    the module docstring): its compiled Kleene bursts become the kernel's sharing
+    sets, and with its ``merge_states``, states of different queries whose registers
+    are equal by construction share one register class (see :func:`_state_classes`);
+    without, every state of every query is its own.
 
     The steps, each filling the tables the later ones read: event types, then
     per query its window, partitioning, grouping, states, registers and
     bindings; state classes and their blocks; result blocks; sharing sets;
     bindings by type; the roles of types per partitioning; the program.
     """
-    low = _Lowering(plans, sharing.merge_states)
+    low = _Lowering(plans, sharing.merge_states, mixed)
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
     low.classes()
@@ -236,9 +316,11 @@ class _Lowering:
     """The tables of :func:`lower` as its steps build them (``q_*`` per query, per state
     of every query ``preds``, ``cnt``, ``sums``, ``exts``, ``bindings``; ``c_*`` per class)."""
 
-    def __init__(self, plans: list[QueryPlan], merge: bool):
+    def __init__(self, plans: list[QueryPlan], merge: bool, mixed: frozenset[str]):
         self.plans = plans
         self.merge = merge
+        self.mixed = mixed
+        self.readouts: list[Readout] = []
         self.types: list[str] = []
         for p in plans:
             for v in p.vars.values():
@@ -298,9 +380,10 @@ class _Lowering:
         q["q_soff"].append(len(self.preds))
         q["q_S"].append(len(states))
         lay = plan.layout
-        q["q_A"].append(lay.n_additive)
-        q["q_M"].append(len(lay.mins) + len(lay.maxs))
-        q["q_nmin"].append(len(lay.mins))
+        sums, exts, n_add, nmin = self.registers(plan)
+        q["q_A"].append(n_add)
+        q["q_M"].append(len(exts))
+        q["q_nmin"].append(nmin)
         q["q_NS"].append(math.ceil(spec.within / spec.slide) + 1)
         q["q_start"].append(states.index(plan.template.start))
         q["q_end"].append(states.index(plan.template.end))
@@ -309,18 +392,48 @@ class _Lowering:
                 sorted({states.index(t.src) for t in plan.template.transitions if t.dst == var})
             )
             self.cnt.append([1 + i for i, v in enumerate(lay.count_vars) if v == var])
-            base = 1 + len(lay.count_vars)
-            self.sums.append(
-                [
-                    (base + i, _index(self.weights, a))
-                    for i, (v, a) in enumerate(lay.sums)
-                    if v == var
-                ]
-            )
-            extremes = [(i, a) for i, (v, a) in enumerate(lay.mins) if v == var]
-            extremes += [(len(lay.mins) + i, a) for i, (v, a) in enumerate(lay.maxs) if v == var]
-            self.exts.append([(i, _index(self.extremes, a)) for i, a in extremes])
+            self.sums.append([(reg, w) for v, reg, w in sums if v == var])
+            self.exts.append([(reg, a) for v, reg, a in exts if v == var])
             self.bindings.append((qi, s, self.filter_of(plan, var), plan.vars[var].type))
+
+    def registers(
+        self, plan: QueryPlan
+    ) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]], int, int]:
+        """The sum registers (variable, register, weight) and the extremes (variable,
+        register, extreme column) of a query, hidden ones included (see the module
+        docstring), its number of additive registers and of minima; and its
+        :class:`Readout`, in ``readouts``."""
+        lay = plan.layout
+        summed = {
+            (o.aggregate.var, o.aggregate.attr)
+            for o in plan.outputs
+            if o.aggregate is not None and o.aggregate.func == "SUM"
+        }  # an AVG is a decimal whatever the kind of its sum
+        sums, readout_sums = [], []
+        hidden_reg = lay.n_additive
+        for j, (var, attr) in enumerate(lay.sums):
+            reg, w, dec = 1 + len(lay.count_vars) + j, _index(self.weights, attr), -1
+            sums.append((var, reg, w))
+            if attr in self.mixed and (var, attr) in summed:
+                dec, hidden_reg = hidden_reg, hidden_reg + 1
+                sums.append((var, dec, _index(self.weights, hidden(attr, "decimals"))))
+            readout_sums.append((reg, w, dec))
+        exts: list[tuple[str, int, int]] = []
+        readout_exts: list[tuple[int, int, int]] = []
+        nmin = 0
+        for i, block in enumerate((lay.mins, lay.maxs)):
+            start = len(exts)
+            exts += [(v, start + j, _index(self.extremes, a)) for j, (v, a) in enumerate(block)]
+            for j, (var, attr) in enumerate(block):
+                ints = -1
+                if attr in self.mixed:
+                    ints = len(exts)
+                    exts.append((var, ints, _index(self.extremes, hidden(attr, "integers"))))
+                readout_exts.append((start + j, exts[start + j][2], ints))
+            if i == 0:
+                nmin = len(exts)
+        self.readouts.append(Readout(tuple(readout_sums), tuple(readout_exts)))
+        return sums, exts, hidden_reg, nmin
 
     def classes(self) -> None:
         """State classes with their register blocks in an instance row (NS window slots of
@@ -587,6 +700,8 @@ class _Lowering:
             set_types=[s[0] for s in self.sets],
             class_members=self.members,
             set_bursts=self.set_bursts,
+            readouts=self.readouts,
+            mixed=self.mixed,
         )
 
 
