@@ -30,6 +30,16 @@ MATRIX = [
 ]
 
 
+def assert_equals_twostep(
+    case: tuple[list[ast.Query], list[dict[str, object]]], strategy: str, compiled: bool
+) -> None:
+    """The rows of ``strategy`` on the executor chosen by ``compiled`` are twostep's."""
+    queries, events = case
+    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
+    rows = run_queries(queries, events, strategy, compiled=compiled)
+    assert canon(rows) == canon(expected)
+
+
 @given(cases(n_queries=1))
 def test_greta_equals_twostep_single_query(
     case: tuple[list[ast.Query], list[dict[str, object]]],
@@ -65,10 +75,7 @@ def test_greta_equals_twostep_dense_ties(
 def test_executor_and_strategy_equal_twostep(
     strategy: str, compiled: bool, case: tuple[list[ast.Query], list[dict[str, object]]]
 ) -> None:
-    queries, events = case
-    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
-    rows = run_queries(queries, events, strategy, compiled=compiled)
-    assert canon(rows) == canon(expected)
+    assert_equals_twostep(case, strategy, compiled)
 
 
 @pytest.mark.parametrize(("strategy", "compiled"), MATRIX)
@@ -78,10 +85,7 @@ def test_executor_and_strategy_equal_twostep_on_sharing_workloads(
 ) -> None:
     """Workloads of 2-6 queries over one Kleene type: HAMLET's shared bursts in both
     executors (the Python engine's snapshot maps, the kernel's burst coefficients)."""
-    queries, events = case
-    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
-    rows = run_queries(queries, events, strategy, compiled=compiled)
-    assert canon(rows) == canon(expected)
+    assert_equals_twostep(case, strategy, compiled)
 
 
 @pytest.mark.parametrize(("strategy", "compiled"), MATRIX)
@@ -89,10 +93,7 @@ def test_executor_and_strategy_equal_twostep_on_sharing_workloads(
 def test_integers_and_decimals_in_one_attribute_equal_twostep(
     strategy: str, compiled: bool, case: tuple[list[ast.Query], list[dict[str, object]]]
 ) -> None:
-    queries, events = case
-    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
-    rows = run_queries(queries, events, strategy, compiled=compiled)
-    assert canon(rows) == canon(expected)
+    assert_equals_twostep(case, strategy, compiled)
 
 
 @pytest.mark.parametrize(("strategy", "compiled"), MATRIX)
@@ -102,7 +103,4 @@ def test_integers_and_decimals_in_one_attribute_equal_twostep_on_sharing_workloa
 ) -> None:
     """The kernel's shared bursts carry the hidden registers of an attribute of both
     kinds (the decimals it sums, the extremes of its integers) like any other."""
-    queries, events = case
-    expected = run_queries(queries, events, "twostep", trend_limit=500_000)
-    rows = run_queries(queries, events, strategy, compiled=compiled)
-    assert canon(rows) == canon(expected)
+    assert_equals_twostep(case, strategy, compiled)

@@ -300,6 +300,21 @@ def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
             st.burf[inst, foff + 2 * j + 1] = v
 
 
+@njit(**JIT_OPTIONS)  # not inlined: its stores stay out of the burst loop
+def _log_decision(st, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
+    """One row of the decision log: set, partition, first event, events, the two costs,
+    and whether the burst was shared."""
+    d = st.stats[3]
+    st.dlog[d, 0] = b
+    st.dlog[d, 1] = inst
+    st.dlog[d, 2] = first
+    st.dlog[d, 3] = n
+    st.dlog[d, 4] = shared_cost
+    st.dlog[d, 5] = nonshared
+    st.dlog[d, 6] = 1 if shared else 0
+    st.stats[3] = d + 1
+
+
 @njit(**JIT_INLINE)
 def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     off = prog.set_boff[b]
@@ -329,16 +344,8 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
         n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
     )
     shared = shared_cost < nonshared if st.mode[0] == 1 else st.mode[0] == 2
-    d = st.stats[3]
-    if d < st.dlog.shape[0]:  # the decision log (explain): set, partition, first event, ...
-        st.dlog[d, 0] = b
-        st.dlog[d, 1] = inst
-        st.dlog[d, 2] = first
-        st.dlog[d, 3] = n
-        st.dlog[d, 4] = shared_cost
-        st.dlog[d, 5] = nonshared
-        st.dlog[d, 6] = 1 if shared else 0
-        st.stats[3] = d + 1
+    if st.stats[3] < st.dlog.shape[0]:  # the decision log, for explain
+        _log_decision(st, b, inst, first, n, shared_cost, nonshared, shared)
     st.stats[0] += 1
     if shared:
         st.stats[1] += 1
