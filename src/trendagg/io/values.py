@@ -122,8 +122,13 @@ def normalize_value(value: object) -> object:
         return "true" if value else "false"
     if isinstance(value, Mapping | list | tuple):
         return json_text(value, compact=True, ensure_ascii=False)
-    if isinstance(value, Decimal):
-        return decimal_value(value)
+    if isinstance(value, Decimal):  # an exact int when integral, else the nearest float
+        if not value.is_finite():
+            return str(value).lower()
+        if value == value.to_integral_value():
+            return int(value)
+        number = float(value)
+        return number if math.isfinite(number) else str(value)
     if isinstance(value, datetime | date):
         return epoch_seconds(value)
     if isinstance(value, time):
@@ -139,16 +144,6 @@ def normalize_value(value: object) -> object:
     if isinstance(value, numbers.Real):
         return normalize_value(float(value))
     return str(value)
-
-
-def decimal_value(value: Decimal) -> int | float | str:
-    """An exact ``int`` for an integral decimal, else the nearest ``float``."""
-    if not value.is_finite():
-        return str(value).lower()
-    if value == value.to_integral_value():
-        return int(value)
-    number = float(value)
-    return number if math.isfinite(number) else str(value)
 
 
 def epoch_seconds(moment: datetime | date) -> int | float:
@@ -203,15 +198,11 @@ def _time_seconds(value: object) -> int | float:
         if not isinstance(value, str):
             return _time_seconds(value)
     text = value.strip()
-    if INT_RE.fullmatch(text):
-        return exact_int(text)
-    if NUMBER_RE.fullmatch(text):
-        number = float(text)
-        if math.isfinite(number):
-            return number
+    number = parse_cell(text)
+    if type(number) is int or type(number) is float:
+        return number
+    if NUMBER_RE.fullmatch(text) or text.lower() in _NONFINITE_WORDS:
         raise ValueError(f"time '{shown(text)}' is not a finite number")
-    if text.lower() in _NONFINITE_WORDS:
-        raise ValueError(f"time '{text}' is not a finite number")
     return _iso_seconds(text)
 
 
