@@ -181,11 +181,29 @@ def python_csv_chunks(
     """The events of a CSV file read by Python's ``csv``, in chunks of ``chunk_rows``
     rows, from data row ``skip + 1``: a row's absent cells are missing, a row with
     more cells than the header is rejected (the extra cells kept under ``_extra``)."""
+    import pyarrow as pa
+
     quotes: list[bool] = []
     need_one = not skip
     reader = None
-    numbered: list[tuple[int, dict[str, str]]] = []
+    rows: list[int] = []
+    records: list[dict[str, str]] = []
     rejected: list[RejectedRow] = []
+
+    def chunk() -> ColumnarResult:
+        """The rows so far, by the rules of the text pyarrow reads (a cell that a row does
+        not have is a null there: missing)."""
+        cells = {name: pa.array([r.get(name) for r in records], pa.string()) for name in names}
+        return _text_chunk(
+            pa.table(cells),
+            file,
+            options,
+            quotes,
+            rows=rows,
+            records=lambda bad: [records[i] for i in bad],
+            rejected=rejected,
+        )
+
     try:
         with _text_lines(file) as handle:
             reader = csv.reader(handle)
@@ -198,7 +216,8 @@ def python_csv_chunks(
                     continue
                 record = dict(zip(names, cells, strict=False))
                 if len(cells) <= len(names):
-                    numbered.append((row, record))
+                    rows.append(row)
+                    records.append(record)
                 else:
                     reason = (
                         f"row has {len(cells)} cells but the header has {len(names)} columns; "
@@ -207,40 +226,13 @@ def python_csv_chunks(
                     extra: dict[str, object] = {**record, "_extra": cells[len(names) :]}
                     rejected.append(RejectedRow(file.source, row, reason, extra))
                 if row - skip >= chunk_rows:
-                    yield _rows(file, names, options, numbered, rejected, quotes)
-                    need_one, skip, numbered, rejected = False, row, [], []
-            if numbered or rejected or need_one:
-                yield _rows(file, names, options, numbered, rejected, quotes)
+                    yield chunk()
+                    need_one, skip, rows, records, rejected = False, row, [], [], []
+            if rows or rejected or need_one:
+                yield chunk()
     except UnicodeDecodeError as error:
         raise not_utf8(file.source, error) from None
     except (csv.Error, OSError, EOFError) as error:
         line = f", line {reader.line_num}" if reader is not None else ""
         message = f"cannot read {file.source}{line} as CSV ({error}); check the file"
         raise InputError(message) from None
-
-
-def _rows(
-    file: Input,
-    names: list[str],
-    options: ReadOptions,
-    numbered: list[tuple[int, dict[str, str]]],
-    rejected: list[RejectedRow],
-    quotes: list[bool],
-) -> ColumnarResult:
-    """The events of rows read by Python's ``csv``, by the rules of the text pyarrow reads
-    (a cell the row does not have is a null there: missing)."""
-    import pyarrow as pa
-
-    records = [record for _, record in numbered]
-    table = pa.table(
-        {name: pa.array([r.get(name) for r in records], pa.string()) for name in names}
-    )
-    return _text_chunk(
-        table,
-        file,
-        options,
-        quotes,
-        rows=[row for row, _ in numbered],
-        records=lambda bad: [dict(records[i]) for i in bad],
-        rejected=rejected,
-    )

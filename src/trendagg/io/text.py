@@ -234,21 +234,15 @@ def _maybe_numbers(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def stripped(column: Any) -> Any:
-    """``str.strip()`` of every cell."""
+    """``str.strip()`` of every cell (the column itself when no byte of it may be what
+    ``str.strip()`` removes)."""
     import pyarrow.compute as pc
 
-    if not _has_space(column):
-        return column
-    return pc.utf8_trim(column, PY_WHITESPACE)
-
-
-def _has_space(column: Any) -> bool:
-    """Whether a cell may start or end with what ``str.strip()`` removes."""
     for data, offsets in _pieces(column):
         chars = data[int(offsets[0]) : int(offsets[-1])]
         if chars.size and (chars.min() <= ord(" ") or chars.max() >= 128):
-            return True
-    return False
+            return pc.utf8_trim(column, PY_WHITESPACE)
+    return column
 
 
 def has_byte(column: Any, byte: int) -> bool:

@@ -24,11 +24,10 @@ from fractions import Fraction
 
 from trendagg.limits import time_in_range, time_out_of_range
 
-# Python regular expressions (fullmatch) and their RE2 twins for pyarrow.
-INT_RE = re.compile(r"[+-]?[0-9]+")
-NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Integer and number literals: for pyarrow (RE2), and compiled for Python (used with fullmatch).
 INT_PATTERN = r"^[+-]?[0-9]+$"
 NUMBER_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+INT_RE, NUMBER_RE = re.compile(INT_PATTERN), re.compile(NUMBER_PATTERN)
 
 _SAFE_DIGITS = 4000  # below CPython's default limit of 4300 digits
 _SAFE_BITS = 13000  # 13000 bits is about 3913 decimal digits
@@ -291,7 +290,9 @@ def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str
     item_sep, key_sep = separators
     if isinstance(value, Mapping):
         items = (
-            _key_text(key, ascii_only) + key_sep + _encode(item, separators, ascii_only)
+            json.dumps(cell_text(key), ensure_ascii=ascii_only)
+            + key_sep
+            + _encode(item, separators, ascii_only)
             for key, item in value.items()
         )
         return "{" + item_sep.join(items) + "}"
@@ -304,9 +305,3 @@ def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str
     if isinstance(value, numbers.Real):
         return _encode(float(value), separators, ascii_only)
     return json.dumps(str(value), ensure_ascii=ascii_only)
-
-
-def _key_text(key: object, ascii_only: bool) -> str:
-    if isinstance(key, str):
-        return json.dumps(key, ensure_ascii=ascii_only)
-    return json.dumps(cell_text(key), ensure_ascii=ascii_only)
