@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from trendagg.io.values import INT_PATTERN, NUMBER_PATTERN, NUMBER_RE, parse_cell
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # What str.strip() removes: every character for which str.isspace() is true.
 PY_WHITESPACE = (
@@ -254,34 +251,17 @@ def has_byte(column: Any, byte: int) -> bool:
 
 
 def encode(column: Any) -> tuple[np.ndarray, list[str]]:
-    """Dictionary codes (int32; 0 for nulls) and the words of a string column."""
+    """Dictionary codes (int32; 0 for nulls) and the words of a string column (its chunks
+    combined first, so that one dictionary serves them all)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
     encoded = pc.dictionary_encode(column)
-    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
-    chunks = [chunk for chunk in chunks if len(chunk)]
-    if not chunks:
-        return np.zeros(0, np.int32), []
-    first = chunks[0].dictionary
-    if any(not _same_buffers(chunk.dictionary, first) for chunk in chunks[1:]):
-        table = pa.Table.from_arrays([pa.chunked_array(chunks)], ["c"]).unify_dictionaries()
-        chunks = table.column(0).chunks
-        first = chunks[0].dictionary
-    codes = np.concatenate(
-        [pc.fill_null(chunk.indices, 0).to_numpy().astype(np.int32, copy=False) for chunk in chunks]
-    )
-    words: list[str] = first.cast(pa.string()).to_pylist()
+    codes = pc.fill_null(encoded.indices, 0).to_numpy().astype(np.int32, copy=False)
+    words: list[str] = encoded.dictionary.cast(pa.string()).to_pylist()
     return codes, words
-
-
-def _same_buffers(one: pa.Array, other: pa.Array) -> bool:
-    if one is other:
-        return True
-    return len(one) == len(other) and all(
-        a is None and b is None or a is not None and b is not None and a.address == b.address
-        for a, b in zip(one.buffers(), other.buffers(), strict=True)
-    )
 
 
 def lengths(column: Any) -> np.ndarray:
