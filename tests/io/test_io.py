@@ -1114,6 +1114,29 @@ def test_python_csv_goes_on_where_pyarrow_stopped(
     assert chunks[-1].events.rows.tolist() == [42]
 
 
+def test_python_csv_reads_cells_as_pyarrow_does(tmp_path: Path) -> None:
+    """A file with a row longer than its header is read by Python's csv, whose rows follow
+    the cell rules of pyarrow's chunks: the same events and rejected rows as without it."""
+    rng = random.Random(3)
+    cells = ["", " ", "7", " 8 ", "+3", "-0.5", "1e999", "99999999999999999999", "nan", "x y"]
+    times = [*cells, "2013-02-08T09:30:00Z", "2013-02-08 09:30", "soon", "12.25"]
+    lines = ["type,time,a,b"] + [
+        ",".join([rng.choice(["A", "B", " B ", ""]), rng.choice(times), *rng.sample(cells, 2)])
+        for _ in range(300)
+    ]
+    plain = csv_file(tmp_path, "\n".join([*lines, "A,5,,"]) + "\n", "plain.csv")
+    irregular = csv_file(tmp_path, "\n".join([*lines, "A,5", "A,1,2,3,x"]) + "\n", "long.csv")
+    expected = read_events(plain, numeric={"B": ["a"]})
+    got = read_events(irregular, numeric={"B": ["a"]})
+    assert_same_events(got.events, expected.events, source=False)  # (a short row: missing)
+    *rest, extra = got.rejected
+    assert extra.row == 302 and extra.record["_extra"] == ["x"]
+    assert [(r.row, r.reason, r.record) for r in rest] == [
+        (r.row, r.reason, r.record) for r in expected.rejected
+    ]
+    assert 50 < len(rest) < 250 and len(got.events) > 50  # (rows of both kinds)
+
+
 def test_gather_grows_past_its_capacity(tmp_path: Path) -> None:
     text_ = "type,time,a,b\n" + "".join(f"T{i % 4},{i},{i},{i / 2}\n" for i in range(50))
     path = csv_file(tmp_path, text_)
