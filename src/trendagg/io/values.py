@@ -29,7 +29,6 @@ INT_PATTERN = r"^[+-]?[0-9]+$"
 NUMBER_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 INT_RE, NUMBER_RE = re.compile(INT_PATTERN), re.compile(NUMBER_PATTERN)
 
-_SAFE_DIGITS = 4000  # below CPython's default limit of 4300 digits
 _SAFE_BITS = 13000  # 13000 bits is about 3913 decimal digits
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Seconds with a fraction, in extended (09:30:00.25) or basic (093000.25) form.
@@ -49,37 +48,26 @@ def exact_int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        stripped = text.strip()
-        if not INT_RE.fullmatch(stripped):
+        digits = text.strip()
+        if not INT_RE.fullmatch(digits):
             raise
-    sign = -1 if stripped[0] == "-" else 1
-    return sign * _int_from_digits(stripped.lstrip("+-"))
-
-
-def _int_from_digits(digits: str) -> int:
-    if len(digits) <= _SAFE_DIGITS:
-        return int(digits)
+    if digits[0] in "+-":
+        return -exact_int(digits[1:]) if digits[0] == "-" else exact_int(digits[1:])
     half = len(digits) // 2
-    scale: int = 10**half
-    return _int_from_digits(digits[:-half]) * scale + _int_from_digits(digits[-half:])
+    return exact_int(digits[:-half]) * 10**half + exact_int(digits[-half:])
 
 
 def int_text(value: int) -> str:
-    """Return the exact decimal digits of an integer of any size."""
+    """Return the exact decimal digits of an integer of any size (below the interpreter's
+    digit limit, by halves recombined above it)."""
     value = int(value)
     if value.bit_length() <= _SAFE_BITS:
         return int.__repr__(value)
     if value < 0:
-        return "-" + _digits(-value)
-    return _digits(value)
-
-
-def _digits(value: int) -> str:
-    if value.bit_length() <= _SAFE_BITS:
-        return int.__repr__(value)
+        return "-" + int_text(-value)
     half = int(value.bit_length() * 0.30103) // 2
     high, low = divmod(value, 10**half)
-    return _digits(high) + _digits(low).rjust(half, "0")
+    return int_text(high) + int_text(low).rjust(half, "0")
 
 
 def parse_cell(text: str | None) -> object:
