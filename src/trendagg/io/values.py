@@ -54,7 +54,8 @@ def exact_int(text: str) -> int:
     if digits[0] in "+-":
         return -exact_int(digits[1:]) if digits[0] == "-" else exact_int(digits[1:])
     half = len(digits) // 2
-    return exact_int(digits[:-half]) * 10**half + exact_int(digits[-half:])
+    scale: int = 10**half
+    return exact_int(digits[:-half]) * scale + exact_int(digits[-half:])
 
 
 def int_text(value: int) -> str:
