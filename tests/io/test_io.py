@@ -591,8 +591,7 @@ def test_clean_files_never_take_the_slow_path(
     def refuse(*args: object, **kwargs: object) -> object:
         raise AssertionError("slow path taken")
 
-    for name in ("python_csv_chunks",):
-        monkeypatch.setattr(readers, name, refuse)
+    monkeypatch.setattr(csv_reader, "python_csv_chunks", refuse)
     for name in ("column_of", "arrow_values", "assemble_columns"):
         monkeypatch.setattr(assemble, name, refuse)
     monkeypatch.setattr(text, "text_values", refuse)
@@ -1086,30 +1085,56 @@ def test_pyarrow_iso_times_are_python_iso_times(tmp_path: Path) -> None:
             assert typed([next(times)]) == typed([expected]), text_
 
 
-def test_read_columnar_restarts_when_pyarrow_stops_after_a_chunk(
+def test_python_csv_goes_on_where_pyarrow_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An irregular row in a later chunk: read_columnar reads the whole file again with
-    Python's csv (iter_columnar goes on from that chunk)."""
+    """An irregular row in a later chunk: read_columnar, like iter_columnar, keeps the
+    chunks pyarrow read and goes on from there with Python's csv (no second read)."""
     rows = [f"A,{i},{i}" for i in range(1, 41)] + ["A,41,41,extra", "A,42"]
     path = csv_file(tmp_path, "type,time,x\n" + "\n".join(rows) + "\n")
     monkeypatch.setattr(csv_reader, "_BLOCK_BYTES", 64)  # pyarrow meets the long row late
     monkeypatch.setattr(readers, "_GATHER_ROWS", 4)
-    restarts: list[object] = []
-    original = readers.python_csv_chunks
+    skipped: list[int] = []
+    original = csv_reader.python_csv_chunks
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        restarts.append(args)
+        skipped.append(kwargs.get("skip", 0))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(readers, "python_csv_chunks", spy)
+    monkeypatch.setattr(csv_reader, "python_csv_chunks", spy)
     result = same(path, chunks=(4,))
-    assert len(restarts) == 3  # read_events, read_columnar twice in same(); never iter_columnar
     assert result.events.rows.tolist() == [*range(1, 41), 42]
     assert [r.row for r in result.rejected] == [41]
+    skipped.clear()
+    read_columnar(path)
+    (skip,) = skipped
+    assert 0 < skip <= 40 and skip % 4 == 0  # the rows of pyarrow's chunks, not read again
     chunks = list(iter_columnar(path, chunk_rows=4))
     assert chunks[0].events.columns["x"].kind == "int"  # read by pyarrow
     assert chunks[-1].events.rows.tolist() == [42]
+
+
+def test_python_csv_reads_cells_as_pyarrow_does(tmp_path: Path) -> None:
+    """A file with a row longer than its header is read by Python's csv, whose rows follow
+    the cell rules of pyarrow's chunks: the same events and rejected rows as without it."""
+    rng = random.Random(3)
+    cells = ["", " ", "7", " 8 ", "+3", "-0.5", "1e999", "99999999999999999999", "nan", "x y"]
+    times = [*cells, "2013-02-08T09:30:00Z", "2013-02-08 09:30", "soon", "12.25"]
+    lines = ["type,time,a,b"] + [
+        ",".join([rng.choice(["A", "B", " B ", ""]), rng.choice(times), *rng.sample(cells, 2)])
+        for _ in range(300)
+    ]
+    plain = csv_file(tmp_path, "\n".join([*lines, "A,5,,"]) + "\n", "plain.csv")
+    irregular = csv_file(tmp_path, "\n".join([*lines, "A,5", "A,1,2,3,x"]) + "\n", "long.csv")
+    expected = read_events(plain, numeric={"B": ["a"]})
+    got = read_events(irregular, numeric={"B": ["a"]})
+    assert_same_events(got.events, expected.events, source=False)  # (a short row: missing)
+    *rest, extra = got.rejected
+    assert extra.row == 302 and extra.record["_extra"] == ["x"]
+    assert [(r.row, r.reason, r.record) for r in rest] == [
+        (r.row, r.reason, r.record) for r in expected.rejected
+    ]
+    assert 50 < len(rest) < 250 and len(got.events) > 50  # (rows of both kinds)
 
 
 def test_gather_grows_past_its_capacity(tmp_path: Path) -> None:

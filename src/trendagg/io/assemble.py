@@ -8,9 +8,9 @@ see :mod:`trendagg.io.text`; the event type is the stripped cell), a typed Arrow
 column (Parquet, as :func:`arrow_values` reads it), or values of the value model
 (JSON Lines, Python records). Text columns and event types are dictionary encoded;
 ISO-8601 times of plain shapes are parsed by pyarrow, the others by
-:func:`~trendagg.io.values.time_value`. A table whose type or time column no array
-holds (integers too long for int64, ``1e999``, booleans, decimals...) is read as
-values, cell by cell: the slow path, with the same rules.
+:func:`~trendagg.io.values.time_value`. A cell that no array holds (an integer too
+long for int64, ``1e999``, a boolean time, a decimal...) is read as a value, by the
+same rules.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -29,14 +28,7 @@ from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
 from trendagg.io.options import ReadOptions
 from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
-from trendagg.io.values import (
-    decimal_value,
-    json_text,
-    normalize_value,
-    shown,
-    time_value,
-    type_text,
-)
+from trendagg.io.values import json_text, normalize_value, shown, time_value, type_text
 from trendagg.limits import TIME_LIMIT, time_out_of_range
 
 if TYPE_CHECKING:
@@ -54,24 +46,21 @@ _ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
 Records = Callable[[list[int]], list[dict[str, object]]]  # positions -> raw records
 
 
-class _Slow(Exception):
-    """No array holds this table's type or time column: read the table as values."""
-
-
-@dataclass
-class _Text:
-    """A text column before its dictionary is trimmed to the kept rows."""
-
-    codes: np.ndarray
-    valid: np.ndarray
-    words: list[str]
-
-
 def assemble_table(
-    table: pa.Table, options: ReadOptions, *, source: str, csv: bool, first_row: int = 1
+    table: pa.Table,
+    options: ReadOptions,
+    *,
+    source: str,
+    csv: bool,
+    first_row: int = 1,
+    rows: Sequence[int] | None = None,
+    records: Records | None = None,
+    rejected: Sequence[RejectedRow] = (),
 ) -> ColumnarResult:
     """Events and rejected rows of the rows ``first_row``, ``first_row + 1``, ... of
-    ``source``: with ``csv`` every column is CSV text, else the columns are typed.
+    ``source`` (or of the given ``rows``): with ``csv`` every column is CSV text (a null
+    is an empty cell), else the columns are typed. ``records`` and ``rejected`` are those
+    of :func:`assemble_columns` (by default the rejected records are the table's rows).
     InputError when a column appears twice or a needed column is missing."""
     import pyarrow as pa
 
@@ -79,9 +68,12 @@ def assemble_table(
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})
         raise InputError(f"columns {twice} appear twice in {source}; rename them")
-    rows = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
+    if rows is None:
+        numbers = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
+    else:
+        numbers = np.asarray(rows, dtype=np.int64)
 
-    def records(bad: list[int]) -> list[dict[str, object]]:
+    def table_records(bad: list[int]) -> list[dict[str, object]]:
         taken = table.take(pa.array(bad, pa.int64()))
         try:
             return cast(list[dict[str, object]], taken.to_pylist())
@@ -90,16 +82,10 @@ def assemble_table(
             return [{name: cells[name][i] for name in cells} for i in range(taken.num_rows)]
 
     form = "text" if csv else "typed"
-    try:
-        columns = {name: (form, table.column(name)) for name in names}
-        return _assemble(columns, table.num_rows, options, source, rows, records)
-    except _Slow:
-        read = text.text_values if csv else arrow_values
-        values = {name: read(table.column(name)) for name in names}
-        if csv and options.event_type is None:
-            cells = table.column(options.type_col).to_pylist()
-            values[options.type_col] = [None if c is None else c.strip() or None for c in cells]
-        return assemble_columns(values, rows.tolist(), records, options, source=source)
+    columns = {name: (form, table.column(name)) for name in names}
+    return _assemble(
+        columns, table.num_rows, options, source, numbers, records or table_records, rejected
+    )
 
 
 def assemble_columns(
@@ -177,16 +163,16 @@ def _assemble(
     return ColumnarResult(batch, given)
 
 
-def _finish(column: Column | _Text | list[object], keep: np.ndarray | None) -> Column:
+def _finish(column: Column | list[object], keep: np.ndarray | None) -> Column:
     if isinstance(column, list):  # values: their kinds are those of the kept rows
         return column_of(column if keep is None else [column[i] for i in keep.tolist()])
-    if isinstance(column, _Text):
-        codes, valid = column.codes, column.valid
-        if keep is not None:
-            codes, valid = codes[keep], valid[keep]
-        codes, words = _compact(codes, valid, column.words)
-        return Column("text", codes, valid, words)
-    return column if keep is None else column.take(keep)
+    if keep is not None:
+        column = column.take(keep)
+    if column.kind == "text":  # the words of the kept rows only
+        assert column.dictionary is not None
+        codes, words = _compact(column.values, column.valid, column.dictionary)
+        return Column("text", codes, column.valid, words)
+    return column
 
 
 def _compact(
@@ -207,7 +193,7 @@ def _compact(
 
 
 def _check_numeric(
-    attributes: Mapping[str, Column | _Text | list[object]],
+    attributes: Mapping[str, Column | list[object]],
     codes: np.ndarray,
     type_names: list[str],
     options: ReadOptions,
@@ -225,10 +211,10 @@ def _check_numeric(
         if column is None or (isinstance(column, Column) and column.kind in ("int", "float")):
             continue
         of_type = np.isin(codes, [k for k, word in enumerate(type_names) if word in event_types])
-        if isinstance(column, _Text):
+        if isinstance(column, Column) and column.dictionary is not None:  # text
             rows = np.flatnonzero(column.valid & of_type & ~bad)
-            for i, code in zip(rows.tolist(), column.codes[rows].tolist(), strict=True):
-                reasons[i] = _nan(name, column.words[code])
+            for i, code in zip(rows.tolist(), column.values[rows].tolist(), strict=True):
+                reasons[i] = _nan(name, column.dictionary[code])
             bad[rows] = True
             continue
         values = column if isinstance(column, list) else column.python_values()
@@ -264,8 +250,8 @@ def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarr
     if form == "typed":
         if pa.types.is_integer(kind):
             column, kind = column.cast(pa.string()), pa.string()
-        if not _is_text(kind):
-            raise _Slow
+        if not _is_text(kind):  # floats, booleans, decimals...: as their values' text
+            return _type_codes("values", arrow_values(column))
     trimmed = text.stripped(pc.fill_null(column, "") if column.null_count else column)
     codes, words = text.encode(trimmed if form == "text" else column)
     return codes, words, text.lengths(trimmed) > 0
@@ -318,25 +304,20 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
     if form == "text" or _is_text(kind):  # (time_value's rules on text are the CSV rules)
         texts = pc.fill_null(column, "") if column.null_count else column
         cells = text.classify(texts)
-        if np.any((cells.code == ODD) & ~bad):
-            raise _Slow  # integers too long for int64, or non-finite number texts
+        for i in np.flatnonzero((cells.code == ODD) & ~bad).tolist():
+            _decide(cells, i, texts[i].as_py())  # integers too long for int64, 1e999
         return cells, text.stripped(texts) if np.any(cells.code == TEXT) else None
     n = len(column)
-    if pa.types.is_integer(kind):
-        try:
-            ints = text.filled(column.cast(pa.int64()), 0)
-        except pa.ArrowInvalid:
-            raise _Slow from None  # uint64 beyond int64
-        cells = Cells(np.full(n, INT, np.uint8), ints, np.zeros(n))
-    elif pa.types.is_floating(kind):
-        floats = text.filled(column.cast(pa.float64()), 0.0)
-        cells = Cells(np.full(n, FLOAT, np.uint8), np.zeros(n, np.int64), floats)
-        for i in np.flatnonzero(~np.isfinite(floats)).tolist():
-            _decide(cells, i, normalize_value(float(floats[i])))
-    elif (scaled := _scaled_ints(column)) is not None:
+    if (scaled := _scaled_ints(column)) is not None:
         cells = Cells(np.where(scaled[2], INT, FLOAT).astype(np.uint8), scaled[0], scaled[1])
     else:
-        raise _Slow  # booleans, decimals, nested values...
+        typed = _typed_column(column)
+        if typed.kind == "int":
+            cells = Cells(np.full(n, INT, np.uint8), typed.values, np.zeros(n))
+        elif typed.kind == "float":
+            cells = Cells(np.full(n, FLOAT, np.uint8), np.zeros(n, np.int64), typed.values)
+        else:  # non-finite floats, uint64 beyond int64, booleans, decimals, nested values...
+            return _time_cells("values", typed.python_values(), bad)
     if column.null_count:
         cells.code[~column.is_valid().to_numpy(zero_copy_only=False)] = EMPTY
     return cells, None
@@ -438,11 +419,11 @@ def _cast_or_null(array: Any, target: Any) -> Any:
 # ----------------------------------------------------------------------------- attributes
 
 
-def _attribute(form: str, column: Any) -> Column | _Text | list[object]:
+def _attribute(form: str, column: Any) -> Column | list[object]:
     if form == "values":
         return cast(list[object], column)
     if form == "typed":
-        return _typed_attribute(column)
+        return _typed_column(column)
     import pyarrow.compute as pc
 
     if column.null_count:
@@ -455,47 +436,11 @@ def _attribute(form: str, column: Any) -> Column | _Text | list[object]:
     if not numbers.any():
         trimmed = text.stripped(column)
         codes, words = text.encode(trimmed)
-        return _Text(codes, text.lengths(trimmed) > 0, words)
+        return Column("text", codes, text.lengths(trimmed) > 0, words)
     for kind, code, values in (("int", INT, cells.ints), ("float", FLOAT, cells.floats)):
         if np.all((cells.code == code) | (cells.code == EMPTY)):
             return Column(kind, values, cells.code == code)
     return column_of(text.text_values(column, cells))
-
-
-def _typed_attribute(column: Any) -> Column | _Text:
-    """A typed column with the rules of :func:`arrow_values`, on arrays where it can."""
-    import pyarrow as pa
-
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        column, kind = column.cast(kind.value_type), kind.value_type
-    n = len(column)
-    valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
-    valid = np.ones(n, np.bool_) if valid is None else valid
-    if pa.types.is_null(kind):
-        return Column("int", np.zeros(n, np.int64), np.zeros(n, np.bool_))
-    if pa.types.is_integer(kind):
-        try:
-            return Column("int", text.filled(column.cast(pa.int64()), 0), valid)
-        except pa.ArrowInvalid:
-            pass  # uint64 beyond int64
-    elif _is_text(kind):
-        codes, words = text.encode(column)
-        return _Text(codes, valid, words)
-    elif pa.types.is_floating(kind):
-        floats = text.filled(column.cast(pa.float64()), 0.0)
-        if np.isfinite(floats).all():
-            return Column("float", floats, valid)
-    elif pa.types.is_boolean(kind):
-        codes = np.where(text.filled(column, False), 0, 1).astype(np.int32)
-        return _Text(codes, valid, ["true", "false"])
-    elif (scaled := _scaled_ints(column)) is not None:
-        ints, floats, whole = scaled
-        if whole[valid].all():
-            return Column("int", ints, valid)
-        if not whole[valid].any():
-            return Column("float", floats, valid)
-    return column_of(arrow_values(column))
 
 
 def arrow_values(column: Any) -> list[object]:
@@ -506,30 +451,47 @@ def arrow_values(column: Any) -> list[object]:
     (naive means UTC); durations as seconds; decimals as ``int`` when integral
     else ``float``; nested and other types as :func:`normalize_value` says.
     """
+    return _typed_column(column).python_values()
+
+
+def _typed_column(column: Any) -> Column:
+    """A typed Arrow column with the rules of :func:`arrow_values`: on arrays, or as
+    Python values for what no array holds (uint64 beyond int64, non-finite floats,
+    timestamps with and without fractions of a second, decimals, nested values)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
+    n = len(column)
+    valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
+    valid = np.ones(n, np.bool_) if valid is None else valid
     if pa.types.is_null(kind):
-        return [None] * len(column)
-    if pa.types.is_floating(kind):
-        column = column.cast(pa.float64())
-        if pc.all(pc.is_finite(column)).as_py() is False:
-            return [normalize_value(value) for value in column.to_pylist()]
-    if pa.types.is_boolean(kind):
-        return [None if v is None else "true" if v else "false" for v in column.to_pylist()]
-    if (scaled := _scaled_ints(column)) is not None:
-        ints, floats, whole = (part.tolist() for part in scaled)
-        valid = column.is_valid().to_numpy(zero_copy_only=False).tolist()
-        parts = zip(ints, floats, whole, valid, strict=True)
-        return [None if not ok else i if w else f for i, f, w, ok in parts]
-    if pa.types.is_decimal(kind):
-        return [None if value is None else decimal_value(value) for value in column.to_pylist()]
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or _is_text(kind):
-        return cast(list[object], column.to_pylist())
-    return [normalize_value(value) for value in column.to_pylist()]
+        return Column("int", np.zeros(n, np.int64), valid)
+    if pa.types.is_integer(kind):
+        try:
+            return Column("int", text.filled(column.cast(pa.int64()), 0), valid)
+        except pa.ArrowInvalid:
+            pass  # uint64 beyond int64
+    elif _is_text(kind):
+        codes, words = text.encode(column)
+        return Column("text", codes, valid, words)
+    elif pa.types.is_floating(kind):
+        floats = text.filled(column.cast(pa.float64()), 0.0)
+        if np.isfinite(floats).all():
+            return Column("float", floats, valid)
+    elif pa.types.is_boolean(kind):
+        codes = np.where(text.filled(column, False), 0, 1).astype(np.int32)
+        return Column("text", codes, valid, ["true", "false"])
+    elif (scaled := _scaled_ints(column)) is not None:
+        ints, floats, whole = scaled
+        if whole[valid].all():
+            return Column("int", ints, valid)
+        if not whole[valid].any():
+            return Column("float", floats, valid)
+        parts = zip(ints.tolist(), floats.tolist(), whole.tolist(), valid.tolist(), strict=True)
+        return column_of([None if not ok else i if w else f for i, f, w, ok in parts])
+    return column_of([normalize_value(value) for value in column.to_pylist()])
 
 
 def _is_text(kind: Any) -> bool:
@@ -559,7 +521,6 @@ def from_mappings(
     with text keys (fresh from ``json``). ``known``: the keys of other rows of the
     source (other chunks); a needed column among them is one here too.
     """
-    options.check()
     earlier = list(rejected)
     records: list[dict[str, object]] = []
     rows: list[int] = []

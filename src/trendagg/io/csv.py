@@ -13,26 +13,21 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, TextIO
 
 from trendagg.errors import InputError
-from trendagg.io.assemble import assemble_columns, assemble_table
+from trendagg.io.assemble import assemble_table
 from trendagg.io.batch import RejectedRow
 from trendagg.io.columnar import ColumnarResult
-from trendagg.io.formats import Input
+from trendagg.io.formats import Input, open_binary
 from trendagg.io.options import ReadOptions, column_list
 from trendagg.io.text import has_byte
-from trendagg.io.values import parse_cell
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _BLOCK_BYTES = 1 << 20  # pyarrow's CSV block: larger blocks parse slower
-
-
-class Restart(Exception):
-    """pyarrow stopped after a chunk was used: read the file again with Python's ``csv``."""
 
 
 class _Irregular(Exception):
@@ -77,17 +72,9 @@ def _unique(names: list[str], source: str) -> list[str]:
     return names
 
 
-@contextmanager
-def _text_lines(file: Input) -> Iterator[IO[str]]:
-    """Open a (possibly gzipped) UTF-8 text file for the csv module."""
-    import gzip
-
-    if file.gzipped:
-        with gzip.open(file.location, "rt", encoding="utf-8-sig", newline="") as handle:
-            yield handle
-    else:
-        with file.location.open(encoding="utf-8-sig", newline="") as handle:
-            yield handle
+def _text_lines(file: Input) -> TextIO:
+    """A (possibly gzipped) UTF-8 text file for the csv module."""
+    return TextIOWrapper(open_binary(file.location, file.gzipped), encoding="utf-8-sig", newline="")
 
 
 def not_utf8(source: str, error: UnicodeDecodeError) -> InputError:
@@ -121,11 +108,11 @@ def check_quotes(file: Input) -> None:
 
 
 def csv_chunks(
-    file: Input, names: list[str], options: ReadOptions, chunk_rows: int, *, strict: bool
+    file: Input, names: list[str], options: ReadOptions, chunk_rows: int
 ) -> Iterator[ColumnarResult]:
-    """The events of a CSV file in chunks of ``chunk_rows`` rows. ``strict``: raise
-    :class:`Restart` rather than go on with Python's ``csv`` after pyarrow stopped in
-    the middle of the file."""
+    """The events of a CSV file in chunks of ``chunk_rows`` rows: read by pyarrow, and
+    from the chunk where pyarrow stops (a row that does not fit the header) by Python's
+    ``csv``."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
@@ -160,26 +147,32 @@ def csv_chunks(
                     raise _Irregular
                 rest = pa.concat_tables([rest, pa.Table.from_batches([batch])])
                 while rest.num_rows >= chunk_rows:
-                    yield _text_chunk(rest.slice(0, chunk_rows), file, options, done + 1, quotes)
+                    yield _text_chunk(
+                        rest.slice(0, chunk_rows), file, options, quotes, first_row=done + 1
+                    )
                     done += chunk_rows
                     rest = rest.slice(chunk_rows)
             if irregular:
                 raise _Irregular
             if rest.num_rows or not done:
-                yield _text_chunk(rest, file, options, done + 1, quotes)
+                yield _text_chunk(rest, file, options, quotes, first_row=done + 1)
     except (_Irregular, pa.ArrowException, OSError):
-        if strict and done:
-            raise Restart from None
         yield from python_csv_chunks(file, names, options, chunk_rows, skip=done)
 
 
 def _text_chunk(
-    table: pa.Table, file: Input, options: ReadOptions, first_row: int, quotes: list[bool]
+    table: pa.Table,
+    file: Input,
+    options: ReadOptions,
+    quotes: list[bool],
+    **where: Any,
 ) -> ColumnarResult:
+    """:func:`assemble_table` of a table of CSV text (``where``: its rows, as assemble_table
+    takes them), the file's quotes checked once a cell holds a line break."""
     if not quotes and any(has_byte(column, ord("\n")) for column in table.columns):
         check_quotes(file)
         quotes.append(True)
-    return assemble_table(table, options, source=file.source, csv=True, first_row=first_row)
+    return assemble_table(table, options, source=file.source, csv=True, **where)
 
 
 def python_csv_chunks(
@@ -188,11 +181,29 @@ def python_csv_chunks(
     """The events of a CSV file read by Python's ``csv``, in chunks of ``chunk_rows``
     rows, from data row ``skip + 1``: a row's absent cells are missing, a row with
     more cells than the header is rejected (the extra cells kept under ``_extra``)."""
+    import pyarrow as pa
+
     quotes: list[bool] = []
     need_one = not skip
     reader = None
-    numbered: list[tuple[int, dict[str, str]]] = []
+    rows: list[int] = []
+    records: list[dict[str, str]] = []
     rejected: list[RejectedRow] = []
+
+    def chunk() -> ColumnarResult:
+        """The rows so far, by the rules of the text pyarrow reads (a cell that a row does
+        not have is a null there: missing)."""
+        cells = {name: pa.array([r.get(name) for r in records], pa.string()) for name in names}
+        return _text_chunk(
+            pa.table(cells),
+            file,
+            options,
+            quotes,
+            rows=rows,
+            records=lambda bad: [records[i] for i in bad],
+            rejected=rejected,
+        )
+
     try:
         with _text_lines(file) as handle:
             reader = csv.reader(handle)
@@ -205,7 +216,8 @@ def python_csv_chunks(
                     continue
                 record = dict(zip(names, cells, strict=False))
                 if len(cells) <= len(names):
-                    numbered.append((row, record))
+                    rows.append(row)
+                    records.append(record)
                 else:
                     reason = (
                         f"row has {len(cells)} cells but the header has {len(names)} columns; "
@@ -214,40 +226,13 @@ def python_csv_chunks(
                     extra: dict[str, object] = {**record, "_extra": cells[len(names) :]}
                     rejected.append(RejectedRow(file.source, row, reason, extra))
                 if row - skip >= chunk_rows:
-                    yield _rows(file, names, options, numbered, rejected, quotes)
-                    need_one, skip, numbered, rejected = False, row, [], []
-            if numbered or rejected or need_one:
-                yield _rows(file, names, options, numbered, rejected, quotes)
+                    yield chunk()
+                    need_one, skip, rows, records, rejected = False, row, [], [], []
+            if rows or rejected or need_one:
+                yield chunk()
     except UnicodeDecodeError as error:
         raise not_utf8(file.source, error) from None
     except (csv.Error, OSError, EOFError) as error:
         line = f", line {reader.line_num}" if reader is not None else ""
         message = f"cannot read {file.source}{line} as CSV ({error}); check the file"
         raise InputError(message) from None
-
-
-def _rows(
-    file: Input,
-    names: list[str],
-    options: ReadOptions,
-    numbered: list[tuple[int, dict[str, str]]],
-    rejected: list[RejectedRow],
-    quotes: list[bool],
-) -> ColumnarResult:
-    """The events of rows read by Python's ``csv``, each cell read by ``parse_cell``."""
-    records = [record for _, record in numbered]
-    if not quotes and any("\n" in cell for record in records for cell in record.values()):
-        check_quotes(file)
-        quotes.append(True)
-    columns = {name: [parse_cell(record.get(name)) for record in records] for name in names}
-    if options.event_type is None:
-        cells = (record.get(options.type_col) or "" for record in records)
-        columns[options.type_col] = [cell.strip() or None for cell in cells]
-    return assemble_columns(
-        columns,
-        [row for row, _ in numbered],
-        lambda bad: [dict(records[i]) for i in bad],
-        options,
-        source=file.source,
-        rejected=rejected,
-    )

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -100,12 +98,6 @@ class Input:
     gzipped: bool = False
 
 
-@contextmanager
-def open_binary(location: Path, gzipped: bool) -> Iterator[IO[bytes]]:
+def open_binary(location: Path, gzipped: bool) -> IO[bytes]:
     """Open a (possibly gzipped) file for reading bytes."""
-    if gzipped:
-        with gzip.open(location, "rb") as handle:
-            yield cast(IO[bytes], handle)
-    else:
-        with location.open("rb") as handle:
-            yield handle
+    return cast(IO[bytes], gzip.open(location, "rb")) if gzipped else location.open("rb")

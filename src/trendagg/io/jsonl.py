@@ -178,25 +178,21 @@ def refuse_json_array(first_line: str, source: str) -> None:
 def parse_json_line(line: str) -> object:
     """One line of JSON Lines, read as the JSON Lines reader reads it (integers of any size
     exactly); raises ``ValueError`` with the reason (and column) when it is not JSON."""
+    text = line.strip(JSON_BLANKS)
     try:
-        return _parse_json(line.strip(JSON_BLANKS))
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # more digits than int() accepts by default: parse them exactly
+            return json.loads(text, parse_int=exact_int)
     except json.JSONDecodeError as error:
         indent = len(line) - len(line.lstrip(JSON_BLANKS))
         raise ValueError(f"invalid JSON at column {error.colno + indent}: {error.msg}") from None
-    except ValueError as error:
-        raise ValueError(f"invalid JSON: {error}") from None
-
-
-def _parse_json(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except ValueError:
-        # More digits than int() accepts by default: parse integers exactly.
-        return json.loads(text, parse_int=exact_int)
     except RecursionError:
         raise ValueError(
-            "nested deeper than the JSON parser goes (about 1,000 levels of objects and "
-            "arrays); flatten the line"
+            "invalid JSON: nested deeper than the JSON parser goes (about 1,000 levels of "
+            "objects and arrays); flatten the line"
         ) from None
+    except ValueError as error:
+        raise ValueError(f"invalid JSON: {error}") from None

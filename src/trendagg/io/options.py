@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trendagg.errors import InputError
@@ -15,20 +15,28 @@ class ReadOptions:
     """The options of every reader.
 
     ``type_col`` and ``time_col`` hold the event type and time. ``event_type`` is
-    the type of every row, for sources of one kind of event: no type column is
-    needed then, and a column named ``type_col`` is an attribute. ``numeric``:
-    event type -> attributes the queries read numerically (a present value there
-    that is no number rejects the row). ``columns``: the names of the columns of
-    a CSV file without a header row. ``attributes``: the attribute columns to
-    convert and keep, with those of ``numeric`` (None keeps all).
+    the type of every row, for sources of one kind of event (daily stock prices as
+    ``'Stock'``): no type column is needed then, and a column named ``type_col`` is
+    an attribute. ``numeric``: event type -> attributes the queries read numerically
+    (sums, arithmetic): a present value there that is no number rejects the row,
+    a missing one is kept. ``columns``: the names of the columns of a CSV file
+    without a header row, in order (its first line is then data). ``attributes``:
+    the attribute columns to convert and keep, with those of ``numeric`` (None
+    keeps all); any iterables, kept as a tuple and a frozenset.
     """
 
     type_col: str = "type"
     time_col: str = "time"
     event_type: str | None = None
     numeric: Mapping[str, Iterable[str]] | None = None
-    columns: tuple[str, ...] | None = None
-    attributes: frozenset[str] | None = None
+    columns: Sequence[str] | None = None
+    attributes: Iterable[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.columns is not None:
+            object.__setattr__(self, "columns", tuple(self.columns))
+        if self.attributes is not None:
+            object.__setattr__(self, "attributes", frozenset(self.attributes))
 
     def check(self) -> None:
         """Raise :class:`InputError` unless ``event_type`` is None or a non-blank name."""
@@ -70,7 +78,7 @@ class ReadOptions:
         """The attribute columns kept: ``attributes`` and those of ``numeric`` (None: all)."""
         if self.attributes is None:
             return None
-        return self.attributes.union(*(self.numeric or {}).values())
+        return frozenset(self.attributes).union(*(self.numeric or {}).values())
 
 
 def column_list(names: Iterable[str]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from trendagg.errors import InputError
 from trendagg.io.batch import ReadResult
 from trendagg.io.columnar import ColumnarResult, Gather
-from trendagg.io.csv import Restart, csv_chunks, header, python_csv_chunks
+from trendagg.io.csv import csv_chunks, header
 from trendagg.io.formats import Input, event_format, is_gzip
 from trendagg.io.jsonl import jsonl_chunks
 from trendagg.io.options import ReadOptions
@@ -37,44 +37,19 @@ def read_events(
     numeric: Numeric = None,
     columns: Sequence[str] | None = None,
 ) -> ReadResult:
-    """Read an event file (or a folder of Parquet files) into events.
+    """Read an event file (or a folder of Parquet files) into events: the events in
+    source order and every rejected row, by row number.
 
-    Parameters
-    ----------
-    path
-        A ``.csv``, ``.jsonl``/``.ndjson``/``.json`` (JSON Lines), each
-        optionally gzip-compressed (``.gz``, also detected from the content),
-        a ``.parquet``/``.pq`` file, or a folder of Parquet files read as one
-        dataset (hive partition folders ``key=value`` add a column).
-    type_col, time_col
-        Columns holding the event type and the event time.
-    event_type
-        The event type of every row, for files of one kind of event (daily
-        stock prices as ``'Stock'``...). No type column is needed then, and
-        a column named ``type_col``, if present, is an attribute like any
-        other.
-    fmt
-        ``'csv'``, ``'jsonl'`` or ``'parquet'``; inferred from the extension
-        when None.
-    numeric
-        Event type -> attributes that the queries read numerically (sums,
-        arithmetic...). A row of that type whose value for such an attribute
-        is present but not a number is rejected; missing values are kept.
-    columns
-        For a CSV file without a header row: the names of its columns, in
-        order (its first line is then data).
+    ``path`` is a ``.csv`` or ``.jsonl``/``.ndjson``/``.json`` (JSON Lines) file, each
+    optionally gzip-compressed (``.gz``, also detected from the content), a
+    ``.parquet``/``.pq`` file, or a folder of Parquet files read as one dataset (hive
+    partition folders ``key=value`` add a column). ``fmt`` (``'csv'``, ``'jsonl'`` or
+    ``'parquet'``) is inferred from the extension when None. The other keywords are
+    those of :class:`~trendagg.io.options.ReadOptions`.
 
-    Returns
-    -------
-    ReadResult
-        The events in source order and every rejected row, by row number.
-
-    Raises
-    ------
-    InputError
-        When the file does not exist, its format is unknown, it cannot be
-        parsed at all, it lacks the time column or (without ``event_type``)
-        the type column, or ``event_type`` is empty.
+    Raises InputError when the file does not exist, its format is unknown, it cannot be
+    parsed at all, it lacks the time column or (without ``event_type``) the type column,
+    or ``event_type`` is empty.
     """
     read = read_columnar(
         path,
@@ -107,19 +82,11 @@ def read_columnar(
     :func:`~trendagg.plan.compile.attributes_read` of a workload; the others are not
     converted (rejected rows still show every cell).
     """
-    keep = None if attributes is None else frozenset(attributes)
-    given = None if names is None else tuple(names)
-    options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
-    file, columns = _open_input(path, fmt, options)
+    options = ReadOptions(type_col, time_col, event_type, numeric, names, attributes)
+    file, columns, chunks = _open(path, fmt, options, _GATHER_ROWS)
     gather = Gather(_capacity(file, columns))
-    try:
-        for chunk in _chunks(file, columns, options, _GATHER_ROWS, strict=True):
-            gather.add(chunk)
-    except Restart:  # (pyarrow stopped after a chunk: the whole file by Python's csv)
-        assert columns is not None
-        gather = Gather(_capacity(file, columns))
-        for chunk in python_csv_chunks(file, columns, options, _GATHER_ROWS):
-            gather.add(chunk)
+    for chunk in chunks:
+        gather.add(chunk)
     return gather.result(file.source)
 
 
@@ -144,18 +111,15 @@ def iter_columnar(
     """
     if chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, not {chunk_rows}")
-    keep = None if attributes is None else frozenset(attributes)
-    given = None if names is None else tuple(names)
-    options = ReadOptions(type_col, time_col, event_type, numeric, given, keep)
-    file, columns = _open_input(path, fmt, options)
-    return _chunks(file, columns, options, chunk_rows, strict=False)
+    options = ReadOptions(type_col, time_col, event_type, numeric, names, attributes)
+    return _open(path, fmt, options, chunk_rows)[2]
 
 
-def _open_input(
-    path: str | os.PathLike[str], fmt: str | None, options: ReadOptions
-) -> tuple[Input, list[str] | None]:
-    """The checks every reader makes first, with their messages: the input, and the
-    column names of a CSV file (its header row, or the given names)."""
+def _open(
+    path: str | os.PathLike[str], fmt: str | None, options: ReadOptions, chunk_rows: int
+) -> tuple[Input, list[str] | None, Iterator[ColumnarResult]]:
+    """The checks every reader makes first, with their messages, then the input, the
+    column names of a CSV file (its header row, or the given names) and its chunks."""
     options.check()
     location = Path(path)
     source = os.fspath(path)
@@ -163,7 +127,8 @@ def _open_input(
         raise InputError(f"event file '{source}' does not exist; check the path")
     kind = event_format(location, fmt)
     if kind == "parquet":
-        return Input(location, source, kind), None
+        file = Input(location, source, kind)
+        return file, None, parquet_chunks(file, options, chunk_rows)
     if location.is_dir():
         raise InputError(
             f"'{source}' is a folder; only Parquet datasets can be read from a folder, "
@@ -175,22 +140,11 @@ def _open_input(
             "whose columns are named in the file"
         )
     file = Input(location, source, kind, is_gzip(location))
-    if kind != "csv":
-        return file, None
+    if kind == "jsonl":
+        return file, None, jsonl_chunks(file, options, chunk_rows)
     columns = header(file, options.columns)
     options.check_columns(columns, source)
-    return file, columns
-
-
-def _chunks(
-    file: Input, columns: list[str] | None, options: ReadOptions, chunk_rows: int, *, strict: bool
-) -> Iterator[ColumnarResult]:
-    if file.kind == "parquet":
-        return parquet_chunks(file, options, chunk_rows)
-    if file.kind == "jsonl":
-        return jsonl_chunks(file, options, chunk_rows)
-    assert columns is not None
-    return csv_chunks(file, columns, options, chunk_rows, strict=strict)
+    return file, columns, csv_chunks(file, columns, options, chunk_rows)
 
 
 def _capacity(file: Input, columns: list[str] | None) -> int:

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from trendagg.io.values import INT_PATTERN, NUMBER_PATTERN, NUMBER_RE, parse_cell
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # What str.strip() removes: every character for which str.isspace() is true.
 PY_WHITESPACE = (
@@ -147,14 +144,15 @@ def plain_numbers(column: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
 
     Plain: ``-?[0-9]+`` of at most 18 characters, or ``-?[0-9]*.[0-9]*`` with a
     digit, every cell of one kind (or empty); such a cell is what ``parse_cell``
-    makes it, without trimming or signs to remove. Decided on the bytes of each
-    chunk, which is then cast by pyarrow.
+    makes it, without trimming or signs to remove. Integers are parsed in one
+    compiled pass over the bytes of each chunk; decimals are recognised on the
+    bytes and cast by pyarrow.
     """
     from trendagg.io._scan import plain_ints
 
     n = len(column)
-    kind = "empty"
-    values: np.ndarray | None = None
+    kind = "empty"  # until a chunk has a number
+    values = np.zeros(n, np.int64)
     valid = np.empty(n, dtype=np.bool_)
     at = 0
     for chunk in _chunks(column):
@@ -163,73 +161,53 @@ def plain_numbers(column: Any) -> tuple[str, np.ndarray, np.ndarray] | None:
             continue
         data, offsets = _piece(chunk)
         lengths = np.diff(offsets)
-        present = lengths > 0
-        valid[at : at + size] = present
-        if kind in ("empty", "int"):  # integers (the common case) in one compiled pass
-            if values is None:
-                values = np.zeros(n, dtype=np.int64)
-            status = plain_ints(data, offsets, values[at : at + size], INT64_SAFE_CHARS)
+        part = slice(at, at + size)
+        at += size
+        valid[part] = lengths > 0
+        if kind != "float":
+            status = plain_ints(data, offsets, values[part], INT64_SAFE_CHARS)
             if status:
                 kind = "int" if status == 1 else kind
-                at += size
                 continue
             if kind == "int":
                 return None  # integers before, something else here
-            values = None  # (only empty cells before)
-        found = _plain_kind(data, offsets, lengths)
-        if found is None or (found != "empty" and kind not in ("empty", found)):
+            kind, values = "float", np.zeros(n, np.float64)  # (only empty cells before)
+        if not _plain_decimals(data, offsets, lengths):
             return None
-        if found != "empty":
-            if values is None:
-                values = np.zeros(n, dtype=np.int64 if found == "int" else np.float64)
-            kind = found
-            _cast_present(chunk, kind, present, values[at : at + size])
-        at += size
-    if values is None or kind == "empty":
-        return "int", np.zeros(n, np.int64), valid
+        if valid[part].any():
+            _cast_decimals(chunk, valid[part], values[part])
     if kind == "float" and not np.isfinite(values).all():
         return None  # a decimal too large for a float: text, as parse_cell says
-    return kind, values, valid
+    return "int" if kind == "empty" else kind, values, valid
 
 
-def _plain_kind(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray) -> str | None:
-    """'empty', 'int' or 'float' for a chunk whose cells are all plain of that kind."""
+def _plain_decimals(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether every non-empty cell of a chunk is ``-?[0-9]*.[0-9]*`` with a digit."""
     start, end = int(offsets[0]), int(offsets[-1])
-    if start == end:
-        return "empty"
     chars = data[start:end]
     odd = np.flatnonzero((chars - np.uint8(_DIGIT)) > 9)  # the bytes that are not digits
-    if not odd.size:
-        return "int" if lengths.max() <= INT64_SAFE_CHARS else None
     signs = chars[odd]
     minus = signs == _MINUS
     dot = signs == _DOT
     if not np.all(minus | dot):
-        return None
+        return False
     cell = np.searchsorted(offsets, odd + start, side="right") - 1
-    if minus.any() and not np.array_equal(offsets[cell[minus]] - start, odd[minus]):
-        return None  # a minus inside a cell
-    if not dot.any():
-        if np.any(lengths[cell[minus]] < 2):
-            return None  # a lone minus
-        return "int" if lengths.max() <= INT64_SAFE_CHARS else None
+    if not np.array_equal(offsets[cell[minus]] - start, odd[minus]):
+        return False  # a minus inside a cell
     dotted = cell[dot]
     if dotted.size != np.count_nonzero(lengths) or np.any(np.diff(dotted) <= 0):
-        return None  # a cell without a dot (an integer), or with two
+        return False  # a cell without a dot (an integer), or with two
     signed = np.zeros(len(lengths), dtype=np.int64)
     signed[cell[minus]] = 1
-    if np.any(lengths[dotted] - signed[dotted] < 2):
-        return None  # no digit: '.' or '-.'
-    return "float"
+    return not np.any(lengths[dotted] - signed[dotted] < 2)  # no digit: '.' or '-.'
 
 
-def _cast_present(chunk: Any, kind: str, present: np.ndarray, out: np.ndarray) -> None:
-    """Cast a chunk of plain number texts into ``out`` (zeros), where ``present``."""
+def _cast_decimals(chunk: Any, present: np.ndarray, out: np.ndarray) -> None:
+    """Cast a chunk of plain decimal texts into ``out`` (zeros), where ``present``."""
     import pyarrow as pa
 
-    target = pa.int64() if kind == "int" else pa.float64()
     if present.all():
-        out[:] = chunk.cast(target).to_numpy()
+        out[:] = chunk.cast(pa.float64()).to_numpy()
         return
     bits = np.concatenate([np.zeros(chunk.offset, np.bool_), present]) if chunk.offset else present
     validity = pa.py_buffer(np.packbits(bits, bitorder="little"))
@@ -237,7 +215,7 @@ def _cast_present(chunk: Any, kind: str, present: np.ndarray, out: np.ndarray) -
     masked = pa.Array.from_buffers(
         chunk.type, len(chunk), [validity, offsets, data], offset=chunk.offset
     )
-    cast = masked.cast(target)
+    cast = masked.cast(pa.float64())
     values = np.frombuffer(cast.buffers()[1], dtype=out.dtype, count=cast.offset + len(cast))
     np.copyto(out, values[cast.offset :], where=present)  # ``out`` is zeros: null slots stay 0
 
@@ -252,24 +230,16 @@ def _maybe_numbers(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return result
 
 
-def stripped(column: Any, *, arrow_first: bool = False) -> Any:
-    """``str.strip()`` of every cell (after pyarrow's own trim with ``arrow_first``)."""
+def stripped(column: Any) -> Any:
+    """``str.strip()`` of every cell (the column itself when no byte of it may be what
+    ``str.strip()`` removes)."""
     import pyarrow.compute as pc
 
-    if arrow_first:
-        column = pc.utf8_trim_whitespace(column)
-    if not _has_space(column):
-        return column
-    return pc.utf8_trim(column, PY_WHITESPACE)
-
-
-def _has_space(column: Any) -> bool:
-    """Whether a cell may start or end with what ``str.strip()`` removes."""
     for data, offsets in _pieces(column):
         chars = data[int(offsets[0]) : int(offsets[-1])]
         if chars.size and (chars.min() <= ord(" ") or chars.max() >= 128):
-            return True
-    return False
+            return pc.utf8_trim(column, PY_WHITESPACE)
+    return column
 
 
 def has_byte(column: Any, byte: int) -> bool:
@@ -281,34 +251,17 @@ def has_byte(column: Any, byte: int) -> bool:
 
 
 def encode(column: Any) -> tuple[np.ndarray, list[str]]:
-    """Dictionary codes (int32; 0 for nulls) and the words of a string column."""
+    """Dictionary codes (int32; 0 for nulls) and the words of a string column (its chunks
+    combined first, so that one dictionary serves them all)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
     encoded = pc.dictionary_encode(column)
-    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
-    chunks = [chunk for chunk in chunks if len(chunk)]
-    if not chunks:
-        return np.zeros(0, np.int32), []
-    first = chunks[0].dictionary
-    if any(not _same_buffers(chunk.dictionary, first) for chunk in chunks[1:]):
-        table = pa.Table.from_arrays([pa.chunked_array(chunks)], ["c"]).unify_dictionaries()
-        chunks = table.column(0).chunks
-        first = chunks[0].dictionary
-    codes = np.concatenate(
-        [pc.fill_null(chunk.indices, 0).to_numpy().astype(np.int32, copy=False) for chunk in chunks]
-    )
-    words: list[str] = first.cast(pa.string()).to_pylist()
+    codes = pc.fill_null(encoded.indices, 0).to_numpy().astype(np.int32, copy=False)
+    words: list[str] = encoded.dictionary.cast(pa.string()).to_pylist()
     return codes, words
-
-
-def _same_buffers(one: pa.Array, other: pa.Array) -> bool:
-    if one is other:
-        return True
-    return len(one) == len(other) and all(
-        a is None and b is None or a is not None and b is not None and a.address == b.address
-        for a, b in zip(one.buffers(), other.buffers(), strict=True)
-    )
 
 
 def lengths(column: Any) -> np.ndarray:

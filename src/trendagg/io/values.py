@@ -24,13 +24,11 @@ from fractions import Fraction
 
 from trendagg.limits import time_in_range, time_out_of_range
 
-# Python regular expressions (fullmatch) and their RE2 twins for pyarrow.
-INT_RE = re.compile(r"[+-]?[0-9]+")
-NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Integer and number literals: for pyarrow (RE2), and compiled for Python (used with fullmatch).
 INT_PATTERN = r"^[+-]?[0-9]+$"
 NUMBER_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+INT_RE, NUMBER_RE = re.compile(INT_PATTERN), re.compile(NUMBER_PATTERN)
 
-_SAFE_DIGITS = 4000  # below CPython's default limit of 4300 digits
 _SAFE_BITS = 13000  # 13000 bits is about 3913 decimal digits
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Seconds with a fraction, in extended (09:30:00.25) or basic (093000.25) form.
@@ -50,37 +48,27 @@ def exact_int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        stripped = text.strip()
-        if not INT_RE.fullmatch(stripped):
+        digits = text.strip()
+        if not INT_RE.fullmatch(digits):
             raise
-    sign = -1 if stripped[0] == "-" else 1
-    return sign * _int_from_digits(stripped.lstrip("+-"))
-
-
-def _int_from_digits(digits: str) -> int:
-    if len(digits) <= _SAFE_DIGITS:
-        return int(digits)
+    if digits[0] in "+-":
+        return -exact_int(digits[1:]) if digits[0] == "-" else exact_int(digits[1:])
     half = len(digits) // 2
     scale: int = 10**half
-    return _int_from_digits(digits[:-half]) * scale + _int_from_digits(digits[-half:])
+    return exact_int(digits[:-half]) * scale + exact_int(digits[-half:])
 
 
 def int_text(value: int) -> str:
-    """Return the exact decimal digits of an integer of any size."""
+    """Return the exact decimal digits of an integer of any size (below the interpreter's
+    digit limit, by halves recombined above it)."""
     value = int(value)
     if value.bit_length() <= _SAFE_BITS:
         return int.__repr__(value)
     if value < 0:
-        return "-" + _digits(-value)
-    return _digits(value)
-
-
-def _digits(value: int) -> str:
-    if value.bit_length() <= _SAFE_BITS:
-        return int.__repr__(value)
+        return "-" + int_text(-value)
     half = int(value.bit_length() * 0.30103) // 2
     high, low = divmod(value, 10**half)
-    return _digits(high) + _digits(low).rjust(half, "0")
+    return int_text(high) + int_text(low).rjust(half, "0")
 
 
 def parse_cell(text: str | None) -> object:
@@ -122,8 +110,13 @@ def normalize_value(value: object) -> object:
         return "true" if value else "false"
     if isinstance(value, Mapping | list | tuple):
         return json_text(value, compact=True, ensure_ascii=False)
-    if isinstance(value, Decimal):
-        return decimal_value(value)
+    if isinstance(value, Decimal):  # an exact int when integral, else the nearest float
+        if not value.is_finite():
+            return str(value).lower()
+        if value == value.to_integral_value():
+            return int(value)
+        number = float(value)
+        return number if math.isfinite(number) else str(value)
     if isinstance(value, datetime | date):
         return epoch_seconds(value)
     if isinstance(value, time):
@@ -139,16 +132,6 @@ def normalize_value(value: object) -> object:
     if isinstance(value, numbers.Real):
         return normalize_value(float(value))
     return str(value)
-
-
-def decimal_value(value: Decimal) -> int | float | str:
-    """An exact ``int`` for an integral decimal, else the nearest ``float``."""
-    if not value.is_finite():
-        return str(value).lower()
-    if value == value.to_integral_value():
-        return int(value)
-    number = float(value)
-    return number if math.isfinite(number) else str(value)
 
 
 def epoch_seconds(moment: datetime | date) -> int | float:
@@ -203,15 +186,11 @@ def _time_seconds(value: object) -> int | float:
         if not isinstance(value, str):
             return _time_seconds(value)
     text = value.strip()
-    if INT_RE.fullmatch(text):
-        return exact_int(text)
-    if NUMBER_RE.fullmatch(text):
-        number = float(text)
-        if math.isfinite(number):
-            return number
+    number = parse_cell(text)
+    if type(number) is int or type(number) is float:
+        return number
+    if NUMBER_RE.fullmatch(text) or text.lower() in _NONFINITE_WORDS:
         raise ValueError(f"time '{shown(text)}' is not a finite number")
-    if text.lower() in _NONFINITE_WORDS:
-        raise ValueError(f"time '{text}' is not a finite number")
     return _iso_seconds(text)
 
 
@@ -300,7 +279,9 @@ def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str
     item_sep, key_sep = separators
     if isinstance(value, Mapping):
         items = (
-            _key_text(key, ascii_only) + key_sep + _encode(item, separators, ascii_only)
+            json.dumps(cell_text(key), ensure_ascii=ascii_only)
+            + key_sep
+            + _encode(item, separators, ascii_only)
             for key, item in value.items()
         )
         return "{" + item_sep.join(items) + "}"
@@ -313,9 +294,3 @@ def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str
     if isinstance(value, numbers.Real):
         return _encode(float(value), separators, ascii_only)
     return json.dumps(str(value), ensure_ascii=ascii_only)
-
-
-def _key_text(key: object, ascii_only: bool) -> str:
-    if isinstance(key, str):
-        return json.dumps(key, ensure_ascii=ascii_only)
-    return json.dumps(cell_text(key), ensure_ascii=ascii_only)
