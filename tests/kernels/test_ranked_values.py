@@ -229,3 +229,18 @@ def test_numbers_pay_nothing() -> None:
         {"MIN(B.x)": -1.5, "MAX(B.x)": 2**53, "COUNT(*)": 3}
     ]
     assert runner.compiled._ranks == {} and runner.compiled.rebuilds <= 1
+
+
+def test_a_word_meeting_a_number_ranks_after_it() -> None:
+    """Where one window's MIN or MAX meets a word and a number, the Python engines stop
+    with Python's TypeError; the kernel ranks numbers before words (README, Semantics)."""
+    records: list[dict[str, object]] = [
+        {"type": "A", "time": 0},
+        {"type": "B", "time": 1, "x": "pear"},
+        {"type": "B", "time": 2, "x": 2**60},
+    ]
+    with pytest.raises(TypeError):
+        _run(EXTREMES, records, "greta", compiled=False)
+    for strategy in STRATEGIES:
+        rows = _run(EXTREMES, records, strategy)
+        assert [r.values for r in rows] == [{"MIN(B.x)": 2**60, "MAX(B.x)": "pear", "COUNT(*)": 3}]
