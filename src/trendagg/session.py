@@ -3,13 +3,12 @@
 :func:`run_file` streams an event file through a :class:`~trendagg.engine.Runner`
 in chunks of :data:`CHUNK_ROWS` source rows, so memory holds the open
 windows and the results, not the file. The Runner needs each chunk no
-earlier than the ones before it, and routes a query by its first chunk (the
-compiled engine cannot compare integers beyond 2**53 in a MIN or MAX, the
-Python engine can); a file that breaks either (events out of time order
-across chunks, such integers after the first chunk: OutOfOrder, KindChanged)
-is read again whole, sorted, and routed on all its events, which gives the
-results of a whole-file read. Integers and decimals in one attribute
-stream: the compiled engine keeps each output's kind. :func:`run_events` runs events that
+earlier than the ones before it; a file whose events are out of time order
+across chunks (OutOfOrder) is read again whole and sorted, which gives the
+results of a whole-file read. What an attribute holds never matters to the
+chunks: the Runner routes each query by its plan, and the compiled engine keeps
+each output's kind, and ranks MIN/MAX values a float64 cannot order, as the
+values come. :func:`run_events` runs events that
 are already in memory (records, an EventBatch, a ColumnarBatch).
 """
 
@@ -140,7 +139,6 @@ def _streamed(
     from trendagg.engine import Runner
     from trendagg.engine.runner import OutOfOrder
     from trendagg.io.readers import iter_columnar, read_columnar
-    from trendagg.kernels.executor import KindChanged
 
     options: dict[str, Any] = {
         "type_col": read.type_col,
@@ -169,7 +167,7 @@ def _streamed(
             if progress is not None:
                 progress(len(part.events))
         rows += runner.finish()
-    except (OutOfOrder, KindChanged):
+    except OutOfOrder:
         if chunk_rows is None:
             raise
         raise _Reread() from None

@@ -5,6 +5,12 @@ Spark partition, micro-batches of a stream) and keeps the strategy's state
 between chunks, so no partition has to be held in memory whole. Events of
 the latest time are held back until a later time (or the end) arrives, since
 a chunk may end in the middle of a run of equal times.
+
+Which executor runs a query is decided from the plan when the Runner is made
+(:func:`~trendagg.optimizer.plan.sharing_plan`), never from the events: the
+compiled engine aggregates every value the Python engine does (words and
+integers of any size in a MIN or MAX, integers beside decimals) and refuses
+what it refuses (a SUM over a word) with the same error.
 """
 
 from __future__ import annotations
@@ -79,18 +85,15 @@ class Runner:
         self.plans = plans
         self.strategy = strategy
         self.compiled: Any = None
-        self._trend_limit = trend_limit
-        self._log = log
         # what runs where and what is shared; log=True keeps each executor's
         # per-burst decisions (the kernel's first LOGGED_DECISIONS)
-        self._compiled = compiled
-        self.sharing = sharing_plan(plans, strategy, compiled=self._compiled)
-        # the kernel takes its queries once the first events show what their aggregated
-        # attributes hold (values it cannot aggregate move a query to Python: see _split)
-        self._pending = bool(self.sharing.on("compiled"))
-        self.executor: Any = (
-            None if self._pending else _python_executor(plans, self.sharing, trend_limit, log)
-        )
+        self.sharing = sharing_plan(plans, strategy, compiled=compiled)
+        fast = [plans[q] for q in self.sharing.on("compiled")]
+        if fast:
+            from trendagg.kernels.executor import CompiledExecutor
+
+            self.compiled = CompiledExecutor(fast, self.sharing, log=LOGGED_DECISIONS if log else 0)
+        self.executor: Any = _python_executor(plans, self.sharing, trend_limit, log)
         self._held_time: Any = None
         self._held: Batch = []
         # the compiled executor's events of the latest time, as arrays (both engines hold
@@ -104,23 +107,26 @@ class Runner:
         self, events: EventBatch, progress: Callable[[int], None] | None = None
     ) -> list[ResultRow]:
         """Process a chunk (in any order within itself, not earlier than what came before)."""
-        from trendagg.reference.greta import time_batches
-
         if self._finished:
             raise ExecutionError("this runner has finished; create a new one")
         rows: list[ResultRow] = []
-        columns = None
-        if self._pending or self.compiled is not None:
+        if self.compiled is not None:
             from trendagg.io.columnar import ColumnarBatch
 
-            columns = ColumnarBatch.from_events(events)
-            self._split(columns)
-        if self.compiled is not None:
-            rows.extend(self._feed_compiled(columns))
-            if self.executor is None:
-                if progress is not None:
-                    progress(len(events))
-                return rows
+            rows.extend(self._feed_compiled(ColumnarBatch.from_events(events)))
+        if self.executor is not None:
+            rows.extend(self._feed_python(events, progress))
+        elif progress is not None:
+            progress(len(events))
+        return rows
+
+    def _feed_python(
+        self, events: EventBatch, progress: Callable[[int], None] | None
+    ) -> list[ResultRow]:
+        """Give the Python executor the chunk's complete time groups, holding the latest back."""
+        from trendagg.reference.greta import time_batches
+
+        rows: list[ResultRow] = []
         for t, batch in time_batches(events, progress):
             check_order(t, self._floor, self._held_time)
             if self._held_time is not None:
@@ -142,7 +148,6 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         if self._floor is not None and t <= self._floor:
             return []
-        self._ensure()
         rows: list[ResultRow] = []
         if self.compiled is not None:
             held = self._held_columns
@@ -165,7 +170,6 @@ class Runner:
         """Close every window and return the remaining rows."""
         if self._finished:
             return []
-        self._ensure()
         self._finished = True
         rows: list[ResultRow] = []
         if self.compiled is not None:
@@ -182,7 +186,6 @@ class Runner:
 
     def report(self, stats: dict[str, Any]) -> None:
         """Counters of the run so far (partitions; sharing counters for HAMLET)."""
-        self._ensure()
         if self.compiled is not None:
             self.compiled.report(stats)
         if self.executor is not None:
@@ -210,56 +213,15 @@ class Runner:
         self._held_columns_time = last
         return self.compiled.feed(batch.take(slice(0, cut)) if cut else None, last)  # type: ignore[no-any-return]
 
-    def _split(self, columns: Any) -> None:
-        """On the first events (or the first advance or finish): start the compiled
-        executor for the queries the plan routes to it, and the Python one. A query
-        moves to Python when an attribute it aggregates holds, in these events, what the
-        kernel cannot aggregate and the Python engine can (or refuses with its own
-        message): values that are not numbers, or integers beyond 2**53 in a MIN or MAX
-        (:func:`trendagg.kernels.program.supported`). Integers beside decimals stay
-        compiled: the kernel keeps each output's kind."""
-        if not self._pending:
-            return
-        self._pending = False
-        from trendagg.kernels.program import supported
-
-        if columns is not None:
-            moved = {}
-            seen: dict[tuple[str, bool], str | None] = {}
-            for q in self.sharing.on("compiled"):
-                why = supported(self.plans[q], columns, seen)
-                if why is not None:
-                    moved[q] = why
-            if moved:
-                self.sharing = sharing_plan(
-                    self.plans, self.strategy, compiled=self._compiled, moved=moved
-                )
-        fast = [self.plans[q] for q in self.sharing.on("compiled")]
-        if fast:
-            from trendagg.kernels.executor import CompiledExecutor
-
-            self.compiled = CompiledExecutor(
-                fast, self.sharing, log=LOGGED_DECISIONS if self._log else 0
-            )
-        self.executor = _python_executor(self.plans, self.sharing, self._trend_limit, self._log)
-
-    def _ensure(self) -> None:
-        self._split(None)
-
     def feed_columns(self, events: Any) -> list[ResultRow]:
         """Process a chunk of a :class:`~trendagg.io.columnar.ColumnarBatch` (the fast path)."""
         if self._finished:
             raise ExecutionError("this runner has finished; create a new one")
-        self._split(events)
         rows: list[ResultRow] = []
         if self.compiled is not None:
             rows.extend(self._feed_compiled(events))
         if self.executor is not None:
-            compiled, self.compiled = self.compiled, None
-            try:
-                rows.extend(self.feed(events.to_events()))
-            finally:
-                self.compiled = compiled
+            rows.extend(self._feed_python(events.to_events(), None))
         return rows
 
 

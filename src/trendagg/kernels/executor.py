@@ -9,7 +9,11 @@ exactly, a float attribute needs a finer scale, or an aggregated attribute
 turns out to hold integers and decimals both (in one chunk, or one kind and
 then the other), it rebuilds the state from them (nothing closed is
 recomputed): with more primes, or laid out again with hidden registers that
-tell each output's kind (see :mod:`trendagg.kernels.program`).
+tell each output's kind (see :mod:`trendagg.kernels.program`). A MIN or MAX
+whose values are words or integers beyond 2**53 switches its attribute to
+ranks (:mod:`trendagg.kernels.ranks`) the same way, once. An attribute that a
+SUM or AVG reads and an event it binds holds a value that is not a number
+stops the run with the Python engines' error (:func:`trendagg.plan.layout.not_a_number`).
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled, source
+from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import result_row
+from trendagg.plan.layout import not_a_number, result_row
 from trendagg.plan.windows import WindowSpec, as_number
 
 SENT = _engine.SENT
@@ -52,11 +57,17 @@ Out = namedtuple("Out", "n key add ext")
 
 class _Rebuild(Exception):
     """The state needs more lanes, a finer weight scale or, for the attribute ``mixed``
-    (found to hold integers and decimals both), hidden registers: replay the open windows."""
+    (found to hold integers and decimals both), hidden registers, or for the attribute
+    ``ranked`` (MIN/MAX over words or integers beyond 2**53), ranks: replay the open
+    windows."""
 
-    def __init__(self, mixed: str | None = None):
-        super().__init__(mixed)
+    def __init__(self, mixed: str | None = None, ranked: str | None = None):
+        super().__init__(mixed or ranked)
         self.mixed = mixed
+        self.ranked = ranked
+
+
+Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
 
 
 def _window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -81,38 +92,26 @@ def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
     return ids[inv]
 
 
-class KindChanged(ExecutionError):
-    """An aggregated attribute holds values the compiled engine cannot aggregate and the
-    Python engine can: integers beyond 2**53 in a MIN or MAX. The Runner routes such a
-    query to Python by its first events (:func:`trendagg.kernels.program.supported`);
-    values in later events raise this, and a run that reads its events again whole
-    routes by all of them."""
+_KINDS = {int: 1, float: 2, str: 3}  # value kinds; any other type: 0
 
 
-def _beyond_float(name: str) -> KindChanged:
-    return KindChanged(
-        f"MIN/MAX over attribute '{name}': a value beyond 2**53 in magnitude; run with "
-        f"--engine reference (compiled=False in the API; exact for any integer)"
+def _value_kinds(col: Column, rows: np.ndarray) -> tuple[list[object], np.ndarray]:
+    """The Python values of a text or mixed column at ``rows`` and the kind of each
+    (1 integer, 2 decimal, 3 word, 0 anything else)."""
+    if col.kind == "text":
+        assert col.dictionary is not None
+        words = col.dictionary
+        return [words[c] for c in col.values[rows].tolist()], np.full(len(rows), 3, np.int8)
+    values = [col.values[i] for i in rows.tolist()]
+    kinds = np.fromiter(map(_KINDS.get, map(type, values), repeat(0)), np.int8, len(values))
+    return values, kinds
+
+
+def _no_order(name: str, value: object) -> ExecutionError:
+    return ExecutionError(
+        f"MIN/MAX over attribute '{name}' needs numbers or words, but it holds {value!r}; "
+        f"read the events with the CLI or read_events(numeric=...), which reject such rows"
     )
-
-
-def _numbers(
-    name: str, col: Column, what: str
-) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
-    """The rows and values of a text or mixed column's integers (Python ints of any size)
-    and decimals; an error when it holds anything else."""
-    values = col.python_values()
-    codes = {int: 1, float: 2}  # any other type: 0
-    kinds = np.fromiter(map(codes.get, map(type, values), repeat(0)), np.int8, len(values))
-    int_rows, float_rows = np.flatnonzero(kinds == 1), np.flatnonzero(kinds == 2)
-    if len(int_rows) + len(float_rows) < int(col.valid.sum()):
-        raise ExecutionError(
-            f"{what} over attribute '{name}' needs numbers, but its values are of several "
-            f"kinds ({col.kind}); read the events with the CLI or read_events(numeric=...), "
-            f"which reject such rows"
-        )
-    objects = np.array(values, dtype=object)
-    return int_rows, objects[int_rows].tolist(), float_rows, objects[float_rows].astype(np.float64)
 
 
 def _dense_codes(values: np.ndarray) -> np.ndarray:
@@ -161,6 +160,9 @@ class CompiledExecutor:
         self._wfloat = [False] * len(self.low.weights)
         self._xint = [True] * len(self.low.extremes)
         self._kinds: dict[str, str] = {}
+        self._ranks: dict[str, Ranks] = {}  # attributes whose extremes are ranks (see ranks)
+        self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
+        self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
@@ -172,6 +174,8 @@ class CompiledExecutor:
         """A fresh state with ``lanes`` primes, windows below ``closed`` already emitted."""
         self.lanes = lanes
         self.mod = Moduli(lanes)
+        for attr in self._ranks:  # no register holds a rank: the replay ranks again
+            self._ranks[attr] = Ranks()
         self.prog = scaled(self.low.program, lanes)
         # the kernel's bound check (_engine._count_window_events): capacity, s + 1
         self.lim = np.array(
@@ -430,22 +434,27 @@ class CompiledExecutor:
             try:
                 rows = self._attempt(batch, close, final)
             except _Rebuild as why:
-                self._rebuild(closed_before, why.mixed)
+                self._rebuild(closed_before, why.mixed, why.ranked)
                 continue
             if batch is not None:
                 self._retain(batch)
             self._purge()
             return rows
 
-    def _rebuild(self, closed: np.ndarray, mixed: str | None = None) -> None:
-        """More lanes, a finer weight scale or hidden registers for the attribute ``mixed``
-        (of both kinds): replay the events of the open windows. Windows already emitted
-        were right: until now the attribute had one kind."""
+    def _rebuild(
+        self, closed: np.ndarray, mixed: str | None = None, ranked: str | None = None
+    ) -> None:
+        """More lanes, a finer weight scale, hidden registers for the attribute ``mixed``
+        (of both kinds) or ranks for the extremes of ``ranked``: replay the events of the
+        open windows. Windows already emitted were right: until now the attribute had one
+        kind, and its extremes were exact float64."""
         self.rebuilds += 1
         self._bursts += int(self.st.stats[0])
         self._shared += int(self.st.stats[1])
         if mixed is not None:
             self._relower(mixed)
+        if ranked is not None:
+            self._ranks[ranked] = Ranks()
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         self._reset(lanes, closed)
@@ -461,6 +470,7 @@ class CompiledExecutor:
         weights = dict(zip(old.weights, state, strict=True))
         xint = dict(zip(old.extremes, self._xint, strict=True))
         self.low = lower(self.plans, self.sharing, old.mixed | {attr})
+        self._slots = self._binders = None
         carried = [weights.get(name, (0, 1, False)) for name in self.low.weights]
         self._wscale = [scale for scale, _, _ in carried]
         self._wbits = [bits for _, bits, _ in carried]
@@ -672,12 +682,13 @@ class CompiledExecutor:
         filt = np.ones((max(len(low.filters), 1), n), dtype=np.bool_)
         for f, rule in enumerate(low.filters):
             filt[f] = filter_mask(batch, rule)
+        bound = Bound(types, filt, pid)
         wres = np.zeros((max(len(low.weights), 1), n, L), dtype=np.int64)
         for w, name in enumerate(low.weights):
-            wres[w] = self._weights(batch, w, name)
+            wres[w] = self._weights(batch, w, name, bound)
         aval = np.zeros((max(len(low.extremes), 1), n), dtype=np.float64)
         for a, name in enumerate(low.extremes):
-            aval[a] = self._extremes(batch, a, name)
+            aval[a] = self._extremes(batch, a, name, bound)
         return Events(
             types=types,
             tg=tg,
@@ -755,9 +766,43 @@ class CompiledExecutor:
         if kind == "mixed" or self._kinds.setdefault(name, kind) != kind:
             raise _Rebuild(mixed=name)
 
-    def _weights(self, batch: ColumnarBatch, w: int, name: str) -> np.ndarray:
+    def _bound(self, bound: Bound, extreme: bool, column: int) -> np.ndarray:
+        """True for the events that a variable binds whose state sums the weight column
+        ``column`` (or, ``extreme``, reads that extreme column): their values count."""
+        if self._binders is None:
+            self._binders = self._find_binders()
+        out = np.zeros(len(bound.types), dtype=np.bool_)
+        for ty, f, g in self._binders[extreme][column]:
+            chosen = (bound.types == ty) & (bound.pid[g] >= 0)
+            if f >= 0:
+                chosen &= bound.filt[f]
+            out |= chosen
+        return out
+
+    def _find_binders(self) -> tuple[list[list[tuple[int, int, int]]], ...]:
+        """Per weight column, then per extreme column: the (type, filter or -1,
+        partitioning) of each binding whose state reads it."""
+        prog = self.low.program
+        found: tuple[list[set[tuple[int, int, int]]], ...] = (
+            [set() for _ in self.low.weights],
+            [set() for _ in self.low.extremes],
+        )
+        for ty in range(len(prog.ty_ptr) - 1):
+            for bi in prog.ty_bind[prog.ty_ptr[ty] : prog.ty_ptr[ty + 1]].tolist():
+                q, f = int(prog.b_q[bi]), int(prog.b_f[bi])
+                gs = int(prog.q_soff[q] + prog.b_s[bi])
+                binder = (ty, f, int(prog.q_part[q]))
+                for w in prog.sum_w[prog.sum_ptr[gs] : prog.sum_ptr[gs + 1]].tolist():
+                    found[0][w].add(binder)
+                for a in prog.ext_a[prog.ext_ptr[gs] : prog.ext_ptr[gs + 1]].tolist():
+                    found[1][a].add(binder)
+        return tuple([sorted(b) for b in kind] for kind in found)
+
+    def _weights(self, batch: ColumnarBatch, w: int, name: str, bound: Bound) -> np.ndarray:
         """Residues of the exact (scaled) values of a summed attribute, or of its hidden
-        decimals column (1 where the attribute holds a decimal, see program)."""
+        decimals column (1 where the attribute holds a decimal, see program). A text or
+        mixed column counts at the events a summing variable binds: the first of them
+        that holds what is not a number stops the run, as in the Python engines."""
         out = np.zeros((len(batch), self.lanes), dtype=np.int64)
         attr, role = source(name)
         col = batch.columns.get(attr)
@@ -774,10 +819,17 @@ class CompiledExecutor:
                 return out
             self._kind(attr, False, bool(col.valid.any()))
             return self._float_residues(w, np.where(col.valid, col.values, 0.0))
-        int_rows, ints, float_rows, decimals = _numbers(attr, col, "SUM")
+        rows = np.flatnonzero(col.valid & self._bound(bound, False, w))
+        values, kinds = _value_kinds(col, rows)
+        bad = np.flatnonzero((kinds != 1) & (kinds != 2))
+        if len(bad) and not role:
+            raise not_a_number(values[int(bad[0])])
+        int_rows, float_rows = rows[kinds == 1], rows[kinds == 2]
         if role:
             out[float_rows] = 1
             return out
+        ints = [values[i] for i in np.flatnonzero(kinds == 1).tolist()]
+        decimals = np.array([values[i] for i in np.flatnonzero(kinds == 2).tolist()], np.float64)
         self._kind(attr, len(int_rows) > 0, len(float_rows) > 0)
         if len(float_rows):  # first: the decimals may make the scale of the integers finer
             out[float_rows] = self._float_residues(w, decimals)
@@ -847,20 +899,24 @@ class CompiledExecutor:
             raise _Rebuild()  # accumulated sums are at the old scale
         self._bound_changed()
 
-    def _extremes(self, batch: ColumnarBatch, a: int, name: str) -> np.ndarray:
+    def _extremes(self, batch: ColumnarBatch, a: int, name: str, bound: Bound) -> np.ndarray:
         """float64 values of a MIN/MAX attribute, or of its hidden integers column (NaN,
-        no value, where the attribute holds a decimal; see program)."""
+        no value, where the attribute holds a decimal; see program); their ranks for an
+        attribute of words or integers beyond 2**53 (see :mod:`~trendagg.kernels.ranks`;
+        the first such values lay the open windows out again in ranks)."""
         n = len(batch)
         attr, role = source(name)
         col = batch.columns.get(attr)
         if col is None:
             return np.zeros(n, dtype=np.float64)
+        if attr in self._ranks:
+            return self._ranked(attr, role, col, self._bound(bound, True, a))
         if col.kind == "int":
             if not role:
                 self._kind(attr, bool(col.valid.any()), False)
             vals = np.where(col.valid, col.values, 0)
             if n and max(int(vals.max()), -int(vals.min())) > _EXACT_FLOAT_INT:
-                raise _beyond_float(attr)
+                raise _Rebuild(ranked=attr)
             return vals.astype(np.float64)
         if col.kind == "float":
             if role:
@@ -868,17 +924,102 @@ class CompiledExecutor:
             self._kind(attr, False, bool(col.valid.any()))
             self._xint[a] = False
             return np.where(col.valid, col.values, 0.0)
-        int_rows, ints, float_rows, decimals = _numbers(attr, col, "MIN/MAX")
+        rows = np.flatnonzero(col.valid & self._bound(bound, True, a))
+        values, kinds = _value_kinds(col, rows)
+        if (kinds == 0).any():
+            raise _no_order(attr, values[int(np.flatnonzero(kinds == 0)[0])])
+        int_at, float_at = np.flatnonzero(kinds == 1).tolist(), np.flatnonzero(kinds == 2).tolist()
+        ints = [values[i] for i in int_at]
+        if (kinds == 3).any() or any(abs(v) > _EXACT_FLOAT_INT for v in ints):  # type: ignore[arg-type]
+            raise _Rebuild(ranked=attr)
         if not role:
-            self._kind(attr, len(int_rows) > 0, len(float_rows) > 0)
-        if any(abs(v) > _EXACT_FLOAT_INT for v in ints):
-            raise _beyond_float(attr)
+            self._kind(attr, len(int_at) > 0, len(float_at) > 0)
         out = np.full(n, np.nan)
-        out[int_rows] = ints
+        out[rows[int_at]] = ints
         if not role:
-            out[float_rows] = decimals
-            self._xint[a] = self._xint[a] and not len(float_rows)
+            out[rows[float_at]] = [values[i] for i in float_at]
+            self._xint[a] = self._xint[a] and not float_at
         return out
+
+    def _ranked(self, attr: str, role: str, col: Column, chosen: np.ndarray) -> np.ndarray:
+        """Ranks (float64) of the values of a ranked attribute at the events whose
+        variables read it (``chosen``), or at its integers (``role``); NaN elsewhere."""
+        out = np.full(len(col.valid), np.nan)
+        rows = np.flatnonzero(col.valid & chosen)
+        distinct: np.ndarray | list[object]
+        if col.kind in ("int", "float"):
+            vals = col.values[rows]
+            if col.kind == "float":
+                rows, vals = rows[~np.isnan(vals)], vals[~np.isnan(vals)]
+            if not role:
+                self._kind(
+                    attr, col.kind == "int" and len(rows) > 0, col.kind == "float" and len(rows) > 0
+                )
+            elif col.kind == "float":
+                return out
+            distinct, inverse = np.unique(vals, return_inverse=True)
+            if col.kind == "float":
+                distinct = distinct.tolist()
+        elif col.kind == "text":
+            if role:
+                return out
+            assert col.dictionary is not None
+            used, inverse = np.unique(col.values[rows], return_inverse=True)
+            distinct = [col.dictionary[c] for c in used.tolist()]
+        else:
+            values, kinds = _value_kinds(col, rows)
+            if (kinds == 0).any():
+                raise _no_order(attr, values[int(np.flatnonzero(kinds == 0)[0])])
+            if not role:
+                self._kind(attr, bool((kinds == 1).any()), bool((kinds == 2).any()))
+            keep = [
+                v == v and (not role or k == 1) for v, k in zip(values, kinds.tolist(), strict=True)
+            ]
+            rows = rows[np.array(keep, dtype=np.bool_)] if len(rows) else rows
+            index: dict[object, int] = {}
+            inverse = np.fromiter(
+                (index.setdefault(v, len(index)) for v, k in zip(values, keep, strict=True) if k),
+                dtype=np.int64,
+                count=len(rows),
+            )
+            distinct = list(index)
+        if len(rows):
+            out[rows] = self._rank(attr, distinct)[inverse.reshape(-1)]
+        return out
+
+    def _rank(self, attr: str, distinct: np.ndarray | list[object]) -> np.ndarray:
+        """The ranks of distinct values of ``attr``; values not ranked yet renumber the
+        attribute's registers of open windows first (see :mod:`~trendagg.kernels.ranks`)."""
+        ranks = self._ranks[attr]
+        codes = ranks.positions(distinct)
+        if codes is not None:
+            return codes
+        if self._slots is None:
+            self._slots = extreme_slots(self.low)
+        slots = self._slots.get(attr, Slots())
+        kept = open_ranks(self.st, slots, self._rows_of)
+        new = ranks.merged(kept, distinct)
+        mapping = np.full(max(len(ranks), 1), np.nan)
+        if len(kept):
+            held = (
+                ranks.array[kept]
+                if ranks.array is not None
+                else [ranks.values[i] for i in kept.tolist()]
+            )
+            moved = new.positions(held)
+            assert moved is not None
+            mapping[kept] = moved
+        renumber(self.st, slots, self._rows_of, mapping)
+        self._ranks[attr] = new
+        codes = new.positions(distinct)
+        assert codes is not None
+        return codes
+
+    def _rows_of(self, kind: str, g: int) -> np.ndarray:
+        """The state rows of partitioning ``g`` (kind ``states``), or the result rows of
+        grouping ``g`` (``results``), in use."""
+        keys = self._inst_key if kind == "states" else self._gkey
+        return np.array([i for i, k in enumerate(keys) if k is not None and k[0] == g], np.int64)
 
     # ------------------------------------------------------------------ rows
 
@@ -890,6 +1031,11 @@ class CompiledExecutor:
         low = self.low
         keys = out.key[:n]
         values = self.mod.values(out.add[:n].reshape(n * low.max_additive, L))
+        ranked = {
+            a: self._ranks[attr]
+            for a, attr in enumerate(source(name)[0] for name in low.extremes)
+            if attr in self._ranks
+        }
         rows: list[tuple[int, int, str, ResultRow]] = []
         for i, (q, gi, k) in enumerate(keys.tolist()):
             plan = self.plans[q]
@@ -906,6 +1052,11 @@ class CompiledExecutor:
                 x = float(out.ext[i, reg])
                 if math.isnan(x):
                     vec.append(None)
+                elif a in ranked:  # a rank: the value, with its kind (see ranks)
+                    v = ranked[a].value(int(x))
+                    if integers >= 0 and not isinstance(v, str):
+                        v = int(v) if x == out.ext[i, integers] else float(v)  # type: ignore[arg-type]
+                    vec.append(v)
                 elif integers >= 0:  # equal to the integers' extreme: an integer (1 over 1.0)
                     vec.append(int(x) if x == out.ext[i, integers] else x)
                 else:

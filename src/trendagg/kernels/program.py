@@ -1,7 +1,9 @@
 """A compiled workload lowered to the arrays the kernel loops over.
 
-:func:`lower` takes the queries the kernel supports (:func:`supported`: no
-negation, no edge predicates, unqualified partition attributes) and lays out
+:func:`lower` takes the queries the plan routes to the kernel
+(:func:`~trendagg.optimizer.plan.compiled_blocker`: no negation, no edge
+predicates, unqualified partition attributes; decided from the plan, never
+from the data) and lays out
 their templates, aggregate registers, bindings (event type -> (query, state,
 filter)), sharing sets (the plan's shared bursts of E+, one set per binding
 rule for E among their members, each with its own coefficients) and window specs as
@@ -20,6 +22,18 @@ where not), the extreme of its integers (equal to the extreme: it is an
 integer). Minima come before maxima, hidden ones included; a query's
 :class:`Readout` says where each register of its layout and each hidden one
 lives. An attribute of one kind gets none.
+
+A minimum or maximum register is a float64: the value itself, exact for
+decimals and for integers up to 2**53. An attribute whose MIN/MAX values are
+words or integers beyond 2**53 (any size) is read as order-preserving codes
+instead: the executor keeps its sorted distinct values (those of the open
+windows and of the chunk) and a register holds a value's rank, which the
+kernel compares as it compares numbers; a chunk that brings new values
+renumbers the live registers of that attribute (monotonically, so every
+minimum stays a minimum), and a row reads the rank back as its value. Numbers
+rank before words (a word never meets a number where the Python engines give a
+result: they stop at such a comparison). The layout is the same: the codes
+live in the registers the values would.
 """
 
 from __future__ import annotations
@@ -28,18 +42,14 @@ import math
 from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from trendagg.language import to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
-from trendagg.optimizer.plan import KleeneBurst, SharingPlan, compiled_blocker
+from trendagg.optimizer.plan import KleeneBurst, SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec
-
-if TYPE_CHECKING:
-    from trendagg.io.columnar import Column
 
 Program = namedtuple(
     "Program",
@@ -53,7 +63,6 @@ Program = namedtuple(
 
 
 HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
-_EXACT_FLOAT_INT = 2**53
 
 
 def hidden(attr: str, role: str) -> str:
@@ -65,52 +74,6 @@ def source(name: str) -> tuple[str, str]:
     """The attribute a weight or extreme column reads, and its hidden role ('' if none)."""
     attr, _, role = name.partition(HIDDEN)
     return attr, role
-
-
-def supported(
-    plan: QueryPlan,
-    events: object = None,
-    seen: dict[tuple[str, bool], str | None] | None = None,
-) -> str | None:
-    """Why the kernel cannot run this query (it then runs in the Python engine), or None.
-
-    With ``events`` (a ColumnarBatch), also refuse a query whose aggregated
-    attribute holds there what the kernel cannot aggregate: values that are not
-    numbers (the Python engine orders words for MIN/MAX and says why it cannot
-    sum them), or integers beyond 2**53 in a MIN or MAX (the kernel compares
-    float64). Integers and decimals in one attribute are no reason: hidden
-    registers keep each output's kind (see the module docstring). ``seen`` keeps
-    the verdict on each column of ``events`` (a workload's queries look at it once).
-    """
-    if events is not None:
-        lay = plan.layout
-        extremes = {a for _, a in (*lay.mins, *lay.maxs)}
-        seen = {} if seen is None else seen
-        for attr in sorted({a for _, a in lay.sums} | extremes):
-            col = events.columns.get(attr)  # type: ignore[attr-defined]
-            key = (attr, attr in extremes)
-            if col is not None and key not in seen:
-                seen[key] = _refused_values(attr, col, attr in extremes)
-            if seen.get(key) is not None:
-                return seen[key]
-    return compiled_blocker(plan)
-
-
-def _refused_values(attr: str, col: Column, extreme: bool) -> str | None:
-    """Why the kernel cannot aggregate this column (see :func:`supported`), or None."""
-    beyond = f"MIN/MAX over attribute {attr} holds integers beyond 2**53"
-    if col.kind == "float" or (col.kind == "int" and not extreme):
-        return None
-    if col.kind == "int":
-        vals = col.values[col.valid]
-        big = len(vals) and max(int(vals.max()), -int(vals.min())) > _EXACT_FLOAT_INT
-        return beyond if big else None
-    values = col.python_values()
-    if col.kind == "text" or any(type(v) not in (int, float) for v in values if v is not None):
-        return f"attribute {attr} holds values that are not numbers"
-    if extreme and any(type(v) is int and abs(v) > _EXACT_FLOAT_INT for v in values):
-        return beyond
-    return None
 
 
 @dataclass
@@ -137,11 +100,13 @@ class Readout:
 
     ``sums``: per sum of the layout, (register, weight, hidden decimals register or
     -1); ``extremes``: per minimum, then maximum of the layout, (register in the
-    extreme block, extreme column, hidden integers register or -1).
+    extreme block, extreme column, hidden integers register or -1); ``columns``:
+    the extreme column of each register of the extreme block, hidden ones included.
     """
 
     sums: tuple[tuple[int, int, int], ...]
     extremes: tuple[tuple[int, int, int], ...]
+    columns: tuple[int, ...] = ()
 
 
 @dataclass
@@ -168,6 +133,7 @@ class Lowered:
     class_members: list[list[tuple[str, str]]]  # per state class: its (query, variable)s
     set_bursts: list[int]  # per sharing set: its burst in the plan's compiled bursts
     readouts: list[Readout]  # per query
+    class_query: list[int]  # per state class: the query of its representative
     mixed: frozenset[str]  # attributes of both kinds (with hidden registers)
 
 
@@ -290,7 +256,7 @@ def _i64(values: list[int]) -> np.ndarray:
 def lower(
     plans: list[QueryPlan], sharing: SharingPlan, mixed: frozenset[str] = frozenset()
 ) -> Lowered:
-    """Lay out the supported queries ``plans`` (see :func:`supported`) as ``sharing``
+    """Lay out the queries ``plans`` that ``sharing`` routes to the kernel as it
     says, with hidden registers for the attributes in ``mixed`` (of both kinds, see
     the module docstring): its compiled Kleene bursts become the kernel's sharing
     sets, and with its ``merge_states``, states of different queries whose registers
@@ -432,7 +398,8 @@ class _Lowering:
                 readout_exts.append((start + j, exts[start + j][2], ints))
             if i == 0:
                 nmin = len(exts)
-        self.readouts.append(Readout(tuple(readout_sums), tuple(readout_exts)))
+        columns = [a for _, a in sorted((reg, a) for _, reg, a in exts)]
+        self.readouts.append(Readout(tuple(readout_sums), tuple(readout_exts), tuple(columns)))
         return sums, exts, hidden_reg, nmin
 
     def classes(self) -> None:
@@ -701,6 +668,7 @@ class _Lowering:
             class_members=self.members,
             set_bursts=self.set_bursts,
             readouts=self.readouts,
+            class_query=[qi for qi, _ in self.reps],
             mixed=self.mixed,
         )
 

@@ -135,24 +135,23 @@ def sharing_plan(
     strategy: str,
     *,
     compiled: bool = True,
-    moved: dict[int, str] | None = None,
 ) -> SharingPlan:
     """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
 
-    ``compiled=False`` runs every query on the Python engine; ``moved`` names queries
-    the compiled executor gave back on seeing the data (query index -> why).
+    ``compiled=False`` runs every query on the Python engine; otherwise a query runs
+    compiled unless :func:`compiled_blocker` names what the kernel lacks for it (the
+    route never depends on the events).
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    moved = moved or {}
     routes = []
-    for i, plan in enumerate(plans):
+    for plan in plans:
         if strategy == "twostep":
             why: str | None = "twostep enumerates trends"
         elif not compiled:
             why = "the reference engine was asked for"
         else:
-            why = moved.get(i) or compiled_blocker(plan)
+            why = compiled_blocker(plan)
         routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
     plan_ = SharingPlan(strategy, tuple(routes), (), (), strategy.startswith("hamlet"))
     if not strategy.startswith("hamlet"):

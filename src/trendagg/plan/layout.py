@@ -16,6 +16,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from trendagg.errors import ExecutionError
 from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.windows import as_number
@@ -63,6 +64,16 @@ class AggLayout:
     def zero(self) -> Vec:
         """The registers of no trend."""
         return [0] * self.n_additive + [None] * (self.size - self.n_additive)
+
+
+def not_a_number(value: object) -> ExecutionError:
+    """The error of a SUM or AVG over a value that is not a number, the same from every
+    engine (the Python engines meet it as they add the value, the compiled engine as it
+    reads the events a summing variable binds)."""
+    return ExecutionError(
+        f"cannot sum {value!r}: it is not a number. Read events with read_events(..., numeric=...) "
+        f"or the CLI, which reject such rows and can write them out with --rejects."
+    )
 
 
 def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from trendagg.errors import ExecutionError
-from trendagg.plan.layout import AggLayout, Vec, add_registers
+from trendagg.plan.layout import AggLayout, Vec, add_registers, not_a_number
 
 
 def exact(value: object) -> int | Fraction:
@@ -22,10 +21,7 @@ def exact(value: object) -> int | Fraction:
         return value
     if isinstance(value, float):
         return Fraction(value)
-    raise ExecutionError(
-        f"cannot sum {value!r}: it is not a number. Read events with read_events(..., numeric=...) "
-        f"or the CLI, which reject such rows and can write them out with --rejects."
-    )
+    raise not_a_number(value)
 
 
 class Registers:
