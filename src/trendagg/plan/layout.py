@@ -76,6 +76,21 @@ def not_a_number(value: object) -> ExecutionError:
     )
 
 
+def before(a: object, b: object) -> bool:
+    """``a < b`` in the order of MIN and MAX: numbers by value, words by code point, and
+    every number before every word (the order of the compiled engine's ranks), so that
+    an attribute holding both has a minimum and a maximum in every engine."""
+    try:
+        return a < b  # type: ignore[operator]
+    except TypeError:
+        return not isinstance(a, str)
+
+
+def order_key(value: object) -> tuple[bool, object]:
+    """The sort key of :func:`before`'s order (for ``min`` and ``max`` over values)."""
+    return isinstance(value, str), value
+
+
 def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> None:
     """acc += vec for a layout of additive registers [0, n_add), minima [n_add, max_start)
     and maxima [max_start, size); None is the empty minimum or maximum."""
@@ -86,7 +101,7 @@ def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> 
         if v is None:
             continue
         a = acc[i]
-        if a is None or (v < a if i < max_start else v > a):
+        if a is None or (before(v, a) if i < max_start else before(a, v)):
             acc[i] = v
 
 

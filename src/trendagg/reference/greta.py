@@ -45,7 +45,7 @@ from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.edge_index import UNDEFINED, EdgeIndex
-from trendagg.plan.layout import result_row
+from trendagg.plan.layout import before, result_row
 from trendagg.plan.template import Template
 from trendagg.plan.windows import WindowSpec
 from trendagg.reference.key_index import KeyIndex
@@ -135,10 +135,10 @@ class Total:
                 continue
             dq = self.extremes[j]
             if i < alg.max_start:
-                while dq and dq[-1][1] >= v:
+                while dq and not before(dq[-1][1], v):
                     dq.pop()
             else:
-                while dq and dq[-1][1] <= v:
+                while dq and not before(v, dq[-1][1]):
                     dq.pop()
             dq.append((time, v))
 

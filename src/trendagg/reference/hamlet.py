@@ -50,7 +50,7 @@ from trendagg.optimizer.candidates import Component, SharableSet
 from trendagg.optimizer.cost import benefit, nonshared_cost, shared_cost
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import add_registers
+from trendagg.plan.layout import add_registers, before
 from trendagg.plan.windows import WindowSpec
 from trendagg.reference.greta import (
     NO_ATTRIBUTES,
@@ -101,12 +101,12 @@ class _MapAlgebra:
         for j, a in enumerate(self.mins):
             v = attrs.get(a)
             cur = entry[self.m0 + j]
-            if v is not None and (cur is None or v < cur):  # type: ignore[operator]
+            if v is not None and (cur is None or before(v, cur)):
                 out[self.m0 + j] = v
         for j, a in enumerate(self.maxs):
             v = attrs.get(a)
             cur = entry[self.x0 + j]
-            if v is not None and (cur is None or v > cur):  # type: ignore[operator]
+            if v is not None and (cur is None or before(cur, v)):
                 out[self.x0 + j] = v
         return out
 
@@ -147,11 +147,11 @@ class _View:
             out[i] += entry[alg.w0 + j] * count
         for i, j in self.mins:
             m = entry[alg.m0 + j]
-            if m is not None and (out[i] is None or m < out[i]):
+            if m is not None and (out[i] is None or before(m, out[i])):
                 out[i] = m
         for i, j in self.maxs:
             m = entry[alg.x0 + j]
-            if m is not None and (out[i] is None or m > out[i]):
+            if m is not None and (out[i] is None or before(out[i], m)):
                 out[i] = m
         return out
 

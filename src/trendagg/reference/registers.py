@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from trendagg.plan.layout import AggLayout, Vec, add_registers, not_a_number
+from trendagg.plan.layout import AggLayout, Vec, add_registers, before, not_a_number
 
 
 def exact(value: object) -> int | Fraction:
@@ -71,11 +71,11 @@ class Registers:
             vec[i] += exact(attrs[a]) * count
         for i, a in mins:
             v = attrs[a]
-            if vec[i] is None or v < vec[i]:  # type: ignore[operator]
+            if vec[i] is None or before(v, vec[i]):
                 vec[i] = v
         for i, a in maxs:
             v = attrs[a]
-            if vec[i] is None or v > vec[i]:  # type: ignore[operator]
+            if vec[i] is None or before(vec[i], v):
                 vec[i] = v
         return vec
 

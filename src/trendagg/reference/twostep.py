@@ -23,7 +23,7 @@ from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.language import ast
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import result_row
+from trendagg.plan.layout import order_key, result_row
 from trendagg.reference.registers import Registers, exact
 
 DEFAULT_TREND_LIMIT = 1_000_000
@@ -211,9 +211,13 @@ def _trend_registers(
     for j, (var, a) in enumerate(lay.sums):
         vec[base + j] = sum((exact(at[a]) for v, at in bound if v == var), 0)
     for j, (var, a) in enumerate(lay.mins):
-        vec[regs.min_start + j] = min((at[a] for v, at in bound if v == var), default=None)  # type: ignore[type-var]
+        vec[regs.min_start + j] = min(
+            (at[a] for v, at in bound if v == var), key=order_key, default=None
+        )
     for j, (var, a) in enumerate(lay.maxs):
-        vec[regs.max_start + j] = max((at[a] for v, at in bound if v == var), default=None)  # type: ignore[type-var]
+        vec[regs.max_start + j] = max(
+            (at[a] for v, at in bound if v == var), key=order_key, default=None
+        )
     return vec
 
 
