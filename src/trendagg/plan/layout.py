@@ -81,7 +81,7 @@ def before(a: object, b: object) -> bool:
     every number before every word (the order of the compiled engine's ranks), so that
     an attribute holding both has a minimum and a maximum in every engine."""
     try:
-        return a < b  # type: ignore[operator]
+        return bool(a < b)  # type: ignore[operator]
     except TypeError:
         return not isinstance(a, str)
 
