@@ -242,7 +242,17 @@ def route_key(df: Any, name: str) -> Any:
     col = column(name)
     if not isinstance(df.schema[name].dataType, T.StringType):
         return col
-    return F.coalesce(F.trim(col).try_cast("double").cast("string"), col)
+    text = stripped(col)  # (" x" of a CSV cell is the engine's "x")
+    return F.coalesce(text.try_cast("double").cast("string"), text)
+
+
+def stripped(text: Any) -> Any:
+    """A text column without the white space around it, as the CSV reader strips a cell.
+    Used to route rows only: stripping where a reader keeps the spaces sends more rows to
+    one place, and the engine tells their values apart there."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(text, r"(?U)^\s+|\s+$", "")
 
 
 def sort_time(df: Any, time_col: str) -> Any:

@@ -64,12 +64,14 @@ from trendagg.spark.records import (
     RECORD,
     Reading,
     as_record_text,
+    column,
     csv_reader,
     json_lines,
     read_table,
     record_of,
     route_key,
     sort_time,
+    stripped,
     unordered_reason,
     with_record_columns,
 )
@@ -325,7 +327,8 @@ def trend_stream(
     # rows no query reads would then not move the watermark.
     unreadable = F.col(SORT_TIME).isNull()
     if event_type is None:
-        unreadable = unreadable | F.col(f"`{type_col}`").isNull()
+        type_text = stripped(column(type_col).cast("string"))
+        unreadable = unreadable | type_text.isNull() | (type_text == "")
     targets = []
     for i, group in enumerate(groups):
         wanted = group_rows(group, rows.columns, type_col, event_type)
@@ -442,6 +445,11 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                 )
             yield from out.frames()
             return
+        # Spark routes a type padded with spaces here (as a CSV reader would strip it); a
+        # reader that keeps the spaces reads another type, which this group does not read
+        read_here = [c for c, name in enumerate(events.type_names) if name in self.readers[group]]
+        if len(read_here) < len(events.type_names):
+            events = events.take(np.flatnonzero(np.isin(events.types, read_here)))
         st = self._load()
         late = events.times < watermark
         if late.any():
