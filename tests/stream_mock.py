@@ -18,7 +18,7 @@ from typing import Any
 
 from trendagg.language import parse, to_text
 from trendagg.plan.compile import compile_workload
-from trendagg.spark.batch import query_groups
+from trendagg.spark.partials import query_groups
 from trendagg.spark.records import Reading
 from trendagg.spark.stream import StreamStats, _Sink, _TrendProcessor, read_results
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,156 @@ def test_cli_spark_engine_rejects_long_csv_rows_as_the_local_engine_does(
     assert outputs["spark"] == outputs["local"]
     # A1, A3, A4, A5 (A4 has no v: it is not bound to A, whose SUM reads v): 2^3 - 1 trends
     assert '"values": {"COUNT(*)": 7, "SUM(A.v)": 80}' in outputs["spark"]
+
+
+def test_each_rejected_row_is_reported_once_whichever_groups_read_it(spark: Any) -> None:
+    """One pass reports the rejects: a row two query groups read is reported by one of
+    them, identical bad rows stay as many as they are, and the rows no group reads (a type
+    no query uses, a null key, a time Spark cannot order, no type) are still checked."""
+    from trendagg.spark import trend_aggregation
+
+    rows = [
+        ("A", "1", "1", 1),
+        ("B", "1e300", "1", 5),  # both groups read it (Spark orders it): rejected once
+        ("B", "1e300", "1", 5),  # the same row again: rejected again, once
+        ("B", "1e300", None, 6),  # no g: only q1's group reads it
+        ("Z", "4", "1", 0),  # a type no query uses: read, fine, not fed
+        ("Z", "yesterday", "1", 1),  # a type no query uses, no time: rejected
+        ("B", "2013-W01-2", "1", 5),  # a time the engine reads but Spark cannot order
+        (None, "5", "1", 1),  # no type
+        ("B", "6", "1", 7),
+    ]
+    df = spark.createDataFrame(rows, "type string, time string, g string, v long")
+    text = (
+        "q1: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s;\n"
+        "q2: RETURN COUNT(*) PATTERN B+ WHERE [g] WITHIN 10 s"
+    )
+    results, rejects = trend_aggregation(df, text, partitions=3)
+    bad = rejects.collect()
+    assert len({r["row_id"] for r in bad}) == len(bad)  # no row twice
+    records = [(json.loads(r["record"]), r["reason"]) for r in bad]
+    assert sorted(record["v"] for record, _ in records) == [1, 1, 5, 5, 5, 6]
+    far = [reason for record, reason in records if record["time"] == "1e300"]
+    assert len(far) == 3 and all("out of range" in reason for reason in far)
+    reasons = " | ".join(reason for _, reason in records)
+    assert "Spark cannot order" in reasons and "no event type" in reasons
+    assert "yesterday" in reasons
+    got = {r["query"]: r for r in results.collect()}
+    assert got["q1"]["SUM(B.v)"] == 7 and got["q2"]["COUNT(*)"] == 1  # only B at 6 is fed
+
+
+def test_rows_no_query_group_reads_are_checked_when_no_group_reads_any(spark: Any) -> None:
+    from trendagg.spark import trend_aggregation
+
+    df = spark.createDataFrame([("A", "1"), ("A", "soon"), ("A", "3")], "type string, time string")
+    # --event-type C: the type column is an attribute, and no query reads C
+    results, rejects = trend_aggregation(
+        df, "RETURN COUNT(*) PATTERN B+ WITHIN 10 s", event_type="C"
+    )
+    (bad,) = rejects.collect()
+    assert "soon" in bad["reason"] and json.loads(bad["record"])["time"] == "soon"
+    assert results.count() == 0
+
+
+TYPED = """
+big: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 1000 s;
+mid: RETURN COUNT(*) AS n PATTERN SEQ(C, D+) WITHIN 1000 s;
+t: RETURN h, COUNT(*) AS k, AVG(E.v) PATTERN E+ WHERE [h] GROUP-BY h WITHIN 1000 s;
+"""
+
+
+def _typed_events() -> list[dict[str, object]]:
+    events: list[dict[str, object]] = [{"type": "A", "time": 0}]
+    events += [{"type": "B", "time": i, "v": 1} for i in range(1, 301)]  # 2**300 - 1 trends
+    events += [{"type": "C", "time": 0}] + [{"type": "D", "time": i} for i in range(1, 101)]
+    events += [{"type": "E", "time": i, "h": "x" if i % 2 else "y", "v": i} for i in range(6)]
+    return events
+
+
+def test_batch_types_result_columns_as_the_parquet_writer_does(spark: Any, tmp_path: Path) -> None:
+    """A count past 38 digits is text, one past int64 decimal(38,0), a small one bigint,
+    an average double, a group key of words text: on Spark as the local writer types them."""
+    import pyarrow.parquet as pq
+
+    from trendagg import run
+    from trendagg.io.writers import write_results
+    from trendagg.spark import aggregate_trends
+
+    events = _typed_events()
+    write_results(run(TYPED, events), tmp_path / "local.parquet", "parquet")
+    local = pq.read_table(tmp_path / "local.parquet")
+    df = aggregate_trends(frame(spark, events), TYPED, partitions=3)
+    arrow = {"bigint": "int64", "double": "double", "string": "string"}
+    got = {name: arrow.get(kind, kind) for name, kind in df.dtypes}
+    expected = {
+        f.name: str(f.type).replace("decimal128", "decimal").replace(", ", ",")
+        for f in local.schema
+    }
+    assert got == expected
+    assert got["COUNT(*)"] == "string" and got["n"] == "decimal(38,0)" and got["k"] == "int64"
+    assert got["h"] == "string" and got["AVG(E.v)"] == "double"
+    spark_values = sorted(
+        (r["query"], str(r["h"]), str(r["COUNT(*)"]), str(r["n"]), str(r["k"]))
+        for r in df.collect()
+    )
+    local_values = sorted(
+        (r["query"], str(r["h"]), str(r["COUNT(*)"]), str(r["n"]), str(r["k"]))
+        for r in local.to_pylist()
+    )
+    assert spark_values == local_values
+
+
+def test_batch_and_stream_type_result_columns_by_one_rule(spark: Any, tmp_path: Path) -> None:
+    """A stream fixes its types before its values come (a count can grow past any bound:
+    text); the batch types by the values. Both ask the writers' rule, so a count past 38
+    digits and a group key of words are text in both, an average double in both, and a
+    count past int64 holds the same digits (decimal(38,0) in batch, text in the stream)."""
+    import pyarrow.parquet as pq
+
+    from stream_mock import run_stream
+    from trendagg.spark import aggregate_trends
+
+    events = _typed_events()
+    run_stream(TYPED, [events, [{"type": "Flush", "time": 10**6}]], 0, tmp_path, fmt="parquet")
+    stream = pq.read_table(tmp_path / "results")
+    stream_types = {f.name: str(f.type) for f in stream.schema}
+    df = aggregate_trends(frame(spark, events), TYPED, partitions=3)
+    batch_types = dict(df.dtypes)
+    for name in ("COUNT(*)", "SUM(B.v)", "h"):
+        assert batch_types[name] == stream_types[name] == "string", name
+    assert batch_types["AVG(E.v)"] == stream_types["AVG(E.v)"] == "double"
+    assert batch_types["n"] == "decimal(38,0)" and stream_types["n"] == "string"
+
+    def cells(rows: list[Any]) -> list[tuple[str, ...]]:
+        names = ("query", "h", "COUNT(*)", "SUM(B.v)", "n", "AVG(E.v)")
+        return sorted(tuple("" if r[c] is None else str(r[c]) for c in names) for r in rows)
+
+    assert cells(df.collect()) == cells(stream.to_pylist())
+    assert str(2**300 - 1) in {r["COUNT(*)"] for r in stream.to_pylist()}
+
+
+def test_cli_spark_routes_padded_csv_types_and_keys_as_the_local_reader_reads_them(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The CSV reader strips a type and a text cell: " A" is the type A and "x " the key
+    x. Spark routes by the stripped texts, so those rows reach their group's workers and
+    one group is not split over two Spark partitions (two rows for one key)."""
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text("s: RETURN g, COUNT(*) PATTERN A+ WHERE [g] GROUP-BY g WITHIN 100 s;\n")
+    events = tmp_path / "e.csv"
+    rows = ["A,1,x", " A,2, x", "A ,3,x ", "\tA,4,y", "A,5,y", "  ,6,y"]
+    events.write_text("type,time,g\n" + "\n".join(rows) + "\n")
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", str(queries), str(events), "--engine", engine], out, err)
+        assert code == 0, err.getvalue()
+        outputs[engine] = (out.getvalue(), err.getvalue().strip().splitlines()[-1].split(";")[0])
+    assert outputs["spark"] == outputs["local"]
+    # x: A1, A2, A3 (7 trends); y: A4, A5 (3 trends); the blank type is rejected
+    assert '"g": "x"}, "values": {"COUNT(*)": 7}' in outputs["spark"][0]
+    assert '"COUNT(*)": 3' in outputs["spark"][0] and "1 rejected" in outputs["spark"][1]

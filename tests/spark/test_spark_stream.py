@@ -113,7 +113,7 @@ def test_file_stream_equals_batch_and_local_engine(spark: Any, tmp_path: Path, f
         if fmt == "csv"
         else spark.read.json(str(batch_dir))
     )
-    results, _ = _run(df, text, csv_cells=fmt == "csv")
+    results = _run(df, text, csv_cells=fmt == "csv")
     assert canon(results.collect_rows()) == canon(got)
 
 

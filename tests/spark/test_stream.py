@@ -260,3 +260,25 @@ def test_a_window_bound_beyond_int64_stops_a_parquet_stream_with_a_message(
     # a window of 250 ms: bounds are doubles, whatever their size
     plans = compile_workload(parse("q: RETURN COUNT(*) PATTERN A+ WITHIN 250 ms"))
     write_table([far], stream_columns(plans), str(tmp_path / "b.parquet"), "parquet")
+
+
+def test_waiting_events_of_an_older_checkpoint_are_read_as_arrays() -> None:
+    """A checkpoint written before the waiting events were arrays kept them as (time, type,
+    attributes) tuples: a resumed stream reads them as the same events."""
+    from stream_mock import _Handle
+    from trendagg.engine.state import dumps
+    from trendagg.language import parse
+    from trendagg.plan.compile import compile_workload
+    from trendagg.spark.records import Reading
+    from trendagg.spark.stream import _Key, _TrendProcessor
+
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"
+    plans = compile_workload(parse(text))
+    old = _Key()
+    old.pending = [(3, "B", {"v": 1}), (1, "A", {}), (2, "B", {"v": 2.5})]
+    processor = _TrendProcessor(text, [("q",)], "hamlet", Reading(), 0)
+    processor.init(_Handle({}, {}, (0, "0")))
+    processor.state.update((dumps(old, plans),))
+    events = processor._load().pending.to_events()
+    assert events.types == ["B", "A", "B"] and events.times == [3, 1, 2]
+    assert events.columns["v"] == [1, None, 2.5]

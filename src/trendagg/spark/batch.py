@@ -1,25 +1,29 @@
 """Batch trend aggregation on Spark: Spark partitions, orders and routes; trendagg computes.
 
-Queries are grouped by their unqualified partition attributes (those apply to
-every variable, so every event of the group has them and its key is exact;
-qualified attributes and their wildcard events are resolved by the engine
-inside each Spark partition). For each group the events are repartitioned by
-that key, sorted within partitions by time and a deterministic tie-breaker,
-and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per Spark
-partition, fed one Arrow batch at a time: the state is carried across batches
-and no partition is held in memory whole.
+Queries are grouped by their unqualified partition attributes (see
+:mod:`trendagg.spark.partials`). For each group the rows it reads are
+repartitioned by its key, sorted within partitions by time and a deterministic
+tie-breaker, and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per
+Spark partition, fed one Arrow batch at a time as arrays (``records.read_table``,
+the local readers' rules): the state is carried across batches and no partition
+is held in memory whole.
 
-Rows are converted with the same rules as the local engine (``trendagg.io.
-from_records``), so both engines read the same values. The result is a
-DataFrame with the columns
+One pass: the workers that run the engine also report the rejected rows, in the
+same output (a row id and a reason instead of a result row), so the input is
+read once. Each row has one reporter: the first query group that reads it; the
+rows no group reads (a type no query uses, a null key, a time Spark cannot
+order, no type) go, to be read and checked only, to the workers of the first
+group that reads any row. The output is kept once and split into results and
+rejects. The result is a DataFrame with the columns
 
     query         string
     window_start  bigint when every bound is a whole second, else double
     window_end    same type as window_start
     <group attributes>, then <output values> of every query, in workload order,
-    each typed by its values: bigint when every integer fits 64 bits,
+    each typed by its values with the Parquet writer's rule (one rule, see
+    :mod:`trendagg.spark.result_types`): bigint when every integer fits 64 bits,
     decimal(38,0) when it fits 38 digits, else string (the exact digits);
-    double for values that are not integers; string for strings.
+    double for values that are not integers; string for strings and mixes.
 
 A cell is null where the query of the row has no such column.
 """
@@ -29,11 +33,20 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.spark.partials import (
+    SORT_TIME,
+    QueryGroup,
+    check_frame_columns,
+    combine,
+    group_rows,
+    partial_cells,
+    prepare,
+    text_value,
+    value_text,
+)
 from trendagg.spark.records import (
     BLANK_LINE,
     CSV_RAW,
@@ -51,159 +64,64 @@ from trendagg.spark.records import (
 )
 
 ROW_ID = "__trendagg_row"
-SORT_TIME = "__trendagg_time"
+ROLE = "__trendagg_role"  # what a worker does with a row: FEED it, REPORT it if rejected
+FEED, REPORT = 1, 2
 
 _LONG = "query string, window bigint, group_json string, registers string"
-_WORK = f"{_LONG}, final_row string"  # a partial row, or (when final_row is set) a whole one
+# a partial row, or (final_row set) a whole one, or (row_id set) a rejected row
+_WORK = f"{_LONG}, final_row string, row_id bigint, reason string, record string"
 _FINAL = (
     "query string, window_start string, window_end string, group_names array<string>, "
     "group_texts array<string>, value_names array<string>, value_texts array<string>"
 )
 
 
-def _encode(value: object) -> object:
-    if isinstance(value, Fraction):
-        return {"n": value.numerator, "d": value.denominator}
-    return value
-
-
-def _decode(value: object) -> object:
-    if isinstance(value, dict):
-        return Fraction(value["n"], value["d"])
-    return value
-
-
-def partial_cells(row: Any) -> tuple[str, int, str, str]:
-    """A result row of one Spark partition or key, as text: query, window id, group, registers.
-
-    Rows of one (query, window, group) from several partitions are combined
-    by :func:`combine_partials`; the registers keep every value exact.
-    """
-    return (
-        row.query,
-        row.window,
-        json.dumps(list(row.group.values()), default=str),
-        json.dumps([_encode(v) for v in row.registers]),
-    )
-
-
-def combine_partials(plan: Any, window: int, group_json: str, registers: Sequence[str]) -> Any:
-    """One final ResultRow from the partial rows (:func:`partial_cells`) of a group's window."""
-    from trendagg.io.results import ResultRow
-    from trendagg.plan.layout import combine_rows
-
-    group = dict(zip(plan.group_names, json.loads(group_json), strict=True))
-    partial = [
-        ResultRow(
-            query=plan.name,
-            window_start=0,
-            window_end=0,
-            group=group,
-            registers=tuple(_decode(v) for v in json.loads(r)),
-            window=window,
-        )
-        for r in registers
-    ]
-    return combine_rows(plan, partial)
-
-
-@dataclass(frozen=True)
-class QueryGroup:
-    """Queries evaluated together on one partitioning of the stream."""
-
-    names: tuple[str, ...]
-    key: tuple[str, ...]
-    types: tuple[str, ...]
-
-
-def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGroup]]:
-    """A workload (text or parsed) as the canonical text the workers compile again, its
-    plans and its query groups; an unknown strategy is refused here, before Spark runs."""
-    from trendagg.engine import STRATEGIES
-    from trendagg.language import ast, parse, to_text
-    from trendagg.plan.compile import compile_workload
-
-    if strategy not in STRATEGIES:
-        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    parsed = parse(workload) if isinstance(workload, str) else workload
-    assert isinstance(parsed, ast.Workload)
-    plans = compile_workload(parsed)
-    return to_text(parsed), plans, query_groups(plans)
-
-
-def check_frame_columns(columns: Sequence[str], reading: Reading) -> None:
-    """A DataFrame must have the time column and (without an event type) the type column."""
-    needed = [reading.time_col] + ([] if reading.event_type else [reading.type_col])
-    missing = [c for c in needed if c not in columns]
-    if missing:
-        flag = "--time-col" if missing[0] == reading.time_col else "--type-col (or --event-type)"
-        raise InputError(
-            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
-        )
-
-
-def query_groups(plans: Sequence[Any]) -> list[QueryGroup]:
-    """Group queries by their unqualified partition attributes (HAMLET runs per group)."""
-    groups: dict[tuple[str, ...], list[Any]] = {}
-    for plan in plans:
-        key = tuple(sorted({a.name for a in plan.partition_attrs if a.var is None}))
-        groups.setdefault(key, []).append(plan)
-    return [
-        QueryGroup(
-            tuple(p.name for p in members),
-            key,
-            tuple(sorted({t for p in members for t in p.type_to_var})),
-        )
-        for key, members in groups.items()
-    ]
-
-
-def _text(value: object) -> str:
-    """A value as JSON text, exact: ints in full, floats by repr, Decimal as a number."""
-    if isinstance(value, Decimal):
-        return str(value)
-    return json.dumps(value)
-
-
 @dataclass
 class _Batch:
-    """One Arrow batch: Spark's row ids and sort times of the rows the engine reads, those
-    rows (an Arrow table) and the engine's reading of them, and the CSV rows with more
-    cells than the header (row id, reason, record), which it does not read."""
+    """One Arrow batch of a worker: its rows (an Arrow table of the input's columns) and
+    the engine's reading of them; per row (numpy arrays) Spark's row id, the worker's role
+    and whether Spark could not order it by time; and the CSV rows with more cells than the
+    header (row id, reason, record), which are left out of the table."""
 
-    ids: list[int]
-    times: list[Any]
     table: Any
     read: Any
+    ids: Any
+    roles: Any
+    unordered: Any
     long_rows: list[tuple[int, str, dict[str, object]]]
 
 
 def _read_batches(batches: Iterator[Any], numeric: Any, reading: Reading) -> Iterator[_Batch]:
+    import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     for rb in batches:
         names = rb.schema.names
-        ids = rb.column(names.index(ROW_ID)).to_pylist()
-        times = rb.column(names.index(SORT_TIME)).to_pylist()
-        table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME])
+        ids = rb.column(names.index(ROW_ID)).to_numpy()
+        roles = rb.column(names.index(ROLE)).to_numpy()
+        unordered = rb.column(names.index(SORT_TIME)).is_null().to_numpy(zero_copy_only=False)
+        table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME, ROLE])
         if reading.renamed:  # the names Spark could not carry, back
             original = dict(reading.renamed)
             table = table.rename_columns([original.get(n, n) for n in table.column_names])
         long_rows = []
         if CSV_RAW in names:
-            raw = table.column(CSV_RAW).to_pylist()
+            raw = table.column(CSV_RAW)
             table = table.drop_columns([CSV_RAW])
             header = table.column_names
-            long = [(n, long_csv_row(text, header)) for n, text in enumerate(raw) if text]
-            long_rows = [(ids[n], *found) for n, found in long if found is not None]
-            if long_rows:
-                keep = [True] * len(ids)
-                for n, found in long:
-                    keep[n] = found is None
-                table = table.filter(pa.array(keep))
-                ids = [i for i, k in zip(ids, keep, strict=True) if k]
-                times = [t for t, k in zip(times, keep, strict=True) if k]
-        yield _Batch(ids, times, table, read_table(table, reading, numeric), long_rows)
+            kept = np.ones(len(ids), np.bool_)
+            # Spark keeps the text of a row whose cell count differs: the rare rows to check
+            for n in np.flatnonzero(pc.is_valid(raw).to_numpy(zero_copy_only=False)).tolist():
+                found = long_csv_row(str(raw[n].as_py()), header)
+                if found is not None:
+                    kept[n] = False
+                    if roles[n] & REPORT:
+                        long_rows.append((int(ids[n]), *found))
+            if not kept.all():
+                table = table.filter(pa.array(kept))
+                ids, roles, unordered = ids[kept], roles[kept], unordered[kept]
+        yield _Batch(table, read_table(table, reading, numeric), ids, roles, unordered, long_rows)
 
 
 def _worker(
@@ -214,11 +132,15 @@ def _worker(
     whole: frozenset[str],
     trend_limit: int | None = None,
 ) -> Any:
-    """One Runner per Spark partition, fed batch by batch. Rows of the queries in ``whole``
-    (their groups never span Spark partitions) leave finished, as JSON in ``final_row``;
-    the others as partial rows to combine."""
+    """One Runner per Spark partition, fed batch by batch with the rows whose role says
+    FEED. Rows of the queries in ``whole`` (their groups never span Spark partitions)
+    leave finished, as JSON in ``final_row``; the others as partial rows to combine. The
+    rows whose role says REPORT leave with their reason when the reader rejects them, or
+    when Spark could not order them by time (the engine never gets them): nothing is
+    dropped silently, and no row is reported by two workers."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import numpy as np
         import pyarrow as pa
 
         from trendagg.engine import Runner
@@ -228,70 +150,66 @@ def _worker(
         all_plans = compile_workload(parse(workload_text))
         numeric = numeric_requirements(all_plans)
         plans = [p for p in all_plans if p.name in names]
-        runner = Runner(plans, strategy, trend_limit=trend_limit)
+        runner = Runner(plans, strategy, trend_limit=trend_limit) if plans else None
         schema = _arrow_schema(pa)
 
         def emit(rows: list[Any]) -> Any:
             cells = [
-                (r.query, None, None, None, _final_json(r))
+                (r.query, None, None, None, _final_json(r), None, None, None)
                 if r.query in whole
-                else (*partial_cells(r), None)
+                else (*partial_cells(r), None, None, None, None)
                 for r in rows
             ]
             columns = list(zip(*cells, strict=True))
             return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
 
-        # rejected rows are left out here and reported once by the validation pass
         for batch in _read_batches(batches, numeric, reading):
-            rows = runner.feed_columns(batch.read.events)
-            if rows:
-                yield emit(rows)
-        rows = runner.finish()
-        if rows:
-            yield emit(rows)
-
-    return run
-
-
-def _validator(workload_text: str, reading: Reading) -> Any:
-    """Every input row read once with the engine's rules: the rejected ones, with reasons.
-
-    A row the engine reads but whose time Spark cannot order by is rejected
-    too (the workers never get it), so nothing is dropped silently.
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload, numeric_requirements
-
-        numeric = numeric_requirements(compile_workload(parse(workload_text)))
-        schema = pa.schema(
-            [("row_id", pa.int64()), ("reason", pa.string()), ("record", pa.string())]
-        )
-        for b in _read_batches(batches, numeric, reading):
-            bad = [(row_id, reason, json.dumps(record)) for row_id, reason, record in b.long_rows]
-            events = b.read.events
-            found = [(x.row, x.reason) for x in b.read.rejected]
-            unordered = [
-                i for i, row in enumerate(events.rows.tolist()) if b.times[row - 1] is None
-            ]
-            if unordered:
-                times = events.time_values()
-                found += [(int(events.rows[i]), unordered_reason(times[i])) for i in unordered]
-            bad += [(b.ids[row - 1], reason, _record_text(b.table, row)) for row, reason in found]
-            if bad:
-                yield pa.RecordBatch.from_pydict(
-                    {
-                        "row_id": [row_id for row_id, _, _ in bad],
-                        "reason": [reason for _, reason, _ in bad],
-                        "record": [record for _, _, record in bad],
-                    },
+            events = batch.read.events
+            place = events.rows - 1  # each event's row in the batch's table
+            fed = (batch.roles[place] & FEED) != 0
+            if runner is not None and fed.any():
+                rows = runner.feed_columns(
+                    events if fed.all() else events.take(np.flatnonzero(fed))
+                )
+                if rows:
+                    yield emit(rows)
+            rejected = _rejects(batch, place, fed)
+            if rejected:
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.nulls(len(rejected), pa.string()),
+                        pa.nulls(len(rejected), pa.int64()),
+                        pa.nulls(len(rejected), pa.string()),
+                        pa.nulls(len(rejected), pa.string()),
+                        pa.nulls(len(rejected), pa.string()),
+                        pa.array([row_id for row_id, _, _ in rejected], pa.int64()),
+                        pa.array([reason for _, reason, _ in rejected], pa.string()),
+                        pa.array([record for _, _, record in rejected], pa.string()),
+                    ],
                     schema=schema,
                 )
+        if runner is not None:
+            rows = runner.finish()
+            if rows:
+                yield emit(rows)
 
     return run
+
+
+def _rejects(batch: _Batch, place: Any, fed: Any) -> list[tuple[int, str, str]]:
+    """The rejected rows a worker reports of a batch (row id, reason, record as JSON): the
+    reader's, the long CSV rows, and the rows it reads but Spark could not order by time."""
+    import numpy as np
+
+    bad = [(row_id, reason, json.dumps(record)) for row_id, reason, record in batch.long_rows]
+    found = [(x.row, x.reason) for x in batch.read.rejected if batch.roles[x.row - 1] & REPORT]
+    unordered = np.flatnonzero(~fed & batch.unordered[place])
+    if unordered.size:  # (only rows to check come unordered: a group reads none of them)
+        times = batch.read.events.take(unordered).time_values()
+        rows = batch.read.events.rows[unordered].tolist()
+        found += [(row, unordered_reason(t)) for row, t in zip(rows, times, strict=True)]
+    bad += [(int(batch.ids[row - 1]), why, _record_text(batch.table, row)) for row, why in found]
+    return bad
 
 
 def _record_text(table: Any, row: int) -> str:
@@ -313,6 +231,9 @@ def _arrow_schema(pa: Any) -> Any:
             ("group_json", text),
             ("registers", text),
             ("final_row", text),
+            ("row_id", pa.int64()),
+            ("reason", text),
+            ("record", text),
         ]
     )
 
@@ -323,12 +244,12 @@ def _final_json(row: Any) -> str:
     return json.dumps(
         {
             "query": row.query,
-            "window_start": _text(row.window_start),
-            "window_end": _text(row.window_end),
+            "window_start": value_text(row.window_start),
+            "window_end": value_text(row.window_end),
             "group_names": list(row.group),
-            "group_texts": [_text(v) for v in row.group.values()],
+            "group_texts": [value_text(v) for v in row.group.values()],
             "value_names": list(row.values),
-            "value_texts": [_text(v) for v in row.values.values()],
+            "value_texts": [value_text(v) for v in row.values.values()],
         }
     )
 
@@ -349,7 +270,7 @@ def _combiner(workload_text: str) -> Any:
     batch, so the last run of a batch waits for the next one (or the end).
     """
 
-    def combine(batches: Iterator[Any]) -> Iterator[Any]:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         from trendagg.language import parse
@@ -368,43 +289,36 @@ def _combiner(workload_text: str) -> Any:
             ]
         )
 
-        def final(runs: list[tuple[tuple[str, int, str], list[str]]]) -> Any:
-            rows = [
-                combine_partials(plans[query], window, group_json, registers)
-                for (query, window, group_json), registers in runs
-            ]
+        def final(partials: list[tuple[str, int, str, str]]) -> Any:
+            rows = combine(plans, partials)
             return pa.RecordBatch.from_pydict(
                 {
                     "query": [r.query for r in rows],
-                    "window_start": [_text(r.window_start) for r in rows],
-                    "window_end": [_text(r.window_end) for r in rows],
+                    "window_start": [value_text(r.window_start) for r in rows],
+                    "window_end": [value_text(r.window_end) for r in rows],
                     "group_names": [list(r.group) for r in rows],
-                    "group_texts": [[_text(v) for v in r.group.values()] for r in rows],
+                    "group_texts": [[value_text(v) for v in r.group.values()] for r in rows],
                     "value_names": [list(r.values) for r in rows],
-                    "value_texts": [[_text(v) for v in r.values.values()] for r in rows],
+                    "value_texts": [[value_text(v) for v in r.values.values()] for r in rows],
                 },
                 schema=schema,
             )
 
-        runs: list[tuple[tuple[str, int, str], list[str]]] = []
+        waiting: list[tuple[str, int, str, str]] = []
         for rb in batches:
             data = rb.to_pydict()
-            for key, registers in zip(
-                zip(data["query"], data["window"], data["group_json"], strict=True),
-                data["registers"],
-                strict=True,
-            ):
-                if runs and runs[-1][0] == key:
-                    runs[-1][1].append(registers)
-                else:
-                    runs.append((key, [registers]))
-            if len(runs) > 1:
-                yield final(runs[:-1])
-                runs = runs[-1:]
-        if runs:
-            yield final(runs)
+            waiting += zip(
+                data["query"], data["window"], data["group_json"], data["registers"], strict=True
+            )
+            last = waiting[-1][:3] if waiting else None
+            done = [p for p in waiting if p[:3] != last]  # (sorted: the last run is at the end)
+            if done:
+                yield final(done)
+                waiting = waiting[len(done) :]
+        if waiting:
+            yield final(waiting)
 
-    return combine
+    return run
 
 
 def default_partitions(spark: Any) -> int:
@@ -423,8 +337,11 @@ def trend_aggregation(
     event_type: str | None = None,
     partitions: int | None = None,
 ) -> tuple[Any, Any]:
-    """Results (a typed DataFrame) and rejected rows (row id, reason, record as JSON)."""
-    results, rejects = _run(
+    """Results (a typed DataFrame) and rejected rows (row id, reason, record as JSON).
+
+    Both come from one run of the engine: the results are computed here, and the
+    rejected rows with them (kept by Spark, see :meth:`_Results.frame`)."""
+    results = _run(
         df,
         workload,
         strategy=strategy,
@@ -433,7 +350,7 @@ def trend_aggregation(
         event_type=event_type,
         partitions=partitions,
     )
-    return results.frame(), rejects
+    return results.frame()
 
 
 def _run(
@@ -448,9 +365,10 @@ def _run(
     csv_cells: bool = False,
     trend_limit: int | None = None,
     decimals: tuple[tuple[str, int, int], ...] = (),
-) -> tuple[Any, Any]:
+) -> _Results:
     """The combined result rows and the rejected rows of a workload over a DataFrame
-    (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`)."""
+    (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`),
+    from one pass of the engine over the input."""
     from pyspark.sql import functions as F
 
     text, plans, groups = prepare(workload, strategy)
@@ -476,25 +394,28 @@ def _run(
         if c == RECORD
         else column(c).alias(spark_names[c])
         for c in engine_columns
-    ]
+    ] + [F.col(ROLE)]
+    # which rows each group reads; a row is reported (if rejected) by the first that reads
+    # it, and the rows none reads are checked by the first group that reads any
+    reads = [group_rows(g, columns, type_col, event_type) for g in groups]
+    active = [i for i, r in enumerate(reads) if r is not None]
+    earlier = F.lit(False)
+    routed: list[tuple[QueryGroup, Any, Any]] = []  # (group, its input, its rows' roles)
+    for i in active:
+        own = reads[i] & ~earlier
+        routed.append((groups[i], reads[i], F.when(own, FEED | REPORT).otherwise(FEED)))
+        earlier = earlier | reads[i]
+    if routed:
+        group, rows, role = routed[0]
+        routed[0] = (group, rows | ~earlier, F.when(rows, role).otherwise(REPORT))
     parts = []
     whole: set[str] = set()
-    for group in groups:
+    for group, rows, role in routed:
         finished_here = frozenset(
             p.name for p in plans if p.name in group.names and whole_groups(p, group)
         )
         whole |= finished_here
-        # rows Spark cannot order by time are rejected by the validation pass, never fed
-        events = base.where(F.col(SORT_TIME).isNotNull())
-        if event_type is None:
-            events = events.where(column(type_col).cast("string").isin(list(group.types)))
-        elif event_type not in group.types:
-            continue
-        for k in group.key:
-            if k not in columns:
-                events = events.limit(0)
-                break
-            events = events.where(column(k).isNotNull())
+        events = base.where(rows).withColumn(ROLE, role.cast("byte"))
         keyed = (
             events.repartition(n, *[route_key(df, k) for k in group.key])
             if group.key
@@ -506,26 +427,29 @@ def _run(
                 _worker(text, group.names, strategy, reading, finished_here, trend_limit), _WORK
             )
         )
-    if not parts:
-        work = spark.createDataFrame([], _WORK)
-    else:
-        work = parts[0]
-        for p in parts[1:]:
-            work = work.unionByName(p)
+    if not parts:  # no group reads a row: every row is only checked
+        checked = base.withColumn(ROLE, F.lit(REPORT).cast("byte")).select(*to_engine)
+        parts.append(checked.mapInArrow(_worker(text, (), strategy, reading, frozenset()), _WORK))
+    work = parts[0]
+    for p in parts[1:]:
+        work = work.unionByName(p)
+    # the engine runs once: its output is kept for the branches that read it (the
+    # rejected rows, the finished rows, the partial rows to combine)
+    work = work.persist()
+    results = work.where(F.col("row_id").isNull())
+    rejects = work.where(F.col("row_id").isNotNull()).select("row_id", "reason", "record")
     # Rows of queries whose groups stay in one Spark partition are finished by the workers;
-    # the others are combined in one sorted pass per partition. The engine runs once: when
-    # both kinds exist, the workers' output is kept for the two branches that read it.
+    # the others are combined in one sorted pass per partition.
     kinds = {p.name in whole for p in plans}
     parts_of_final = []
-    kept = work.persist() if kinds == {True, False} else None
     if True in kinds:
-        finished = work.where(F.col("final_row").isNotNull())
+        finished = results.where(F.col("final_row").isNotNull())
         parts_of_final.append(
             finished.select(F.from_json("final_row", _FINAL).alias("r")).select("r.*")
         )
     if False in kinds:
         keys = ["query", "window", "group_json"]
-        partial = work.where(F.col("final_row").isNull()).drop("final_row")
+        partial = results.where(F.col("final_row").isNull()).select(*keys, "registers")
         parts_of_final.append(
             partial.repartition(n, *keys)
             .sortWithinPartitions(*keys)
@@ -536,37 +460,39 @@ def _run(
     final = parts_of_final[0]
     for p in parts_of_final[1:]:
         final = final.unionByName(p)
-
-    rejects = base.select(*to_engine).mapInArrow(
-        _validator(text, reading), "row_id bigint, reason string, record string"
-    )
-    return _Results(final, plans, kept), rejects
+    return _Results(final, plans, work, rejects)
 
 
 class _Results:
-    """The combined rows of a run: typed as a DataFrame, or collected as ResultRows."""
+    """The combined rows of a run, typed as a DataFrame or collected as ResultRows, and its
+    rejected rows; both read the workers' output, kept until they have been read."""
 
-    def __init__(self, final: Any, plans: Sequence[Any], kept: Any = None):
+    def __init__(self, final: Any, plans: Sequence[Any], kept: Any, rejects: Any):
         self.final = final
         self.plans = plans
-        self.kept = kept  # the workers' output, cached for two branches, or None
+        self.kept = kept  # the workers' output, persisted
+        self.rejects = rejects
 
-    def frame(self) -> Any:
-        # the typing pass and the result both read the (small) result: keep it
+    def frame(self) -> tuple[Any, Any]:
+        """The typed results and the rejected rows as DataFrames. The typing pass and the
+        result both read the (small) result, kept; the rejected rows are checkpointed
+        (local) before the workers' output is released, so that reading them later does
+        not run the engine again."""
         typed = _typed(self.final.persist(), self.plans)  # runs the job
-        if self.kept is not None:
-            self.kept.unpersist()
-        return typed
+        rejects = self.rejects.localCheckpoint(eager=True)
+        self.kept.unpersist()
+        return typed, rejects
 
-    def collect_rows(self) -> list[Any]:
-        """Every result row on the driver, in workload order then window order."""
+    def collect(self) -> tuple[list[Any], list[Any]]:
+        """Every result row on the driver (in workload order, then window order) and every
+        rejected row (Spark Rows of row_id, reason, record)."""
         from trendagg.io.results import ResultRow
 
         order = {p.name: i for i, p in enumerate(self.plans)}
         rows = []
         collected = self.final.toArrow().to_pylist()  # Arrow: far quicker than Row objects
-        if self.kept is not None:
-            self.kept.unpersist()  # identical later runs must recompute
+        rejected = self.rejects.collect()
+        self.kept.unpersist()  # identical later runs must recompute
         for r in collected:
             rows.append(
                 ResultRow(
@@ -574,33 +500,31 @@ class _Results:
                     window_start=json.loads(r["window_start"]),
                     window_end=json.loads(r["window_end"]),
                     group={
-                        n: _value(t)
+                        n: text_value(t)
                         for n, t in zip(r["group_names"], r["group_texts"], strict=True)
                     },
                     values={
-                        n: _value(t)
+                        n: text_value(t)
                         for n, t in zip(r["value_names"], r["value_texts"], strict=True)
                     },
                 )
             )
         rows.sort(key=lambda r: (order[r.query], r.window_start, repr(list(r.group.values()))))
-        return rows
+        return rows, rejected
 
-
-def _value(text: str) -> object:
-    """Back from JSON text, exactly (big numbers beyond float range stay Decimal)."""
-    value = json.loads(text, parse_float=Decimal)
-    if isinstance(value, Decimal):
-        as_float = float(value)
-        return as_float if as_float not in (float("inf"), float("-inf")) else value
-    return value
+    def collect_rows(self) -> list[Any]:
+        """Every result row on the driver, in workload order then window order."""
+        return self.collect()[0]
 
 
 def _typed(final: Any, plans: Sequence[Any]) -> Any:
-    """Spread the long rows into typed columns, choosing exact types from the values."""
+    """Spread the long rows into columns, each typed by the writers' rule on its values
+    (:mod:`trendagg.spark.result_types`): the tasks find each column's witnesses, the
+    driver the type, and Spark casts the exact texts to it."""
     from pyspark.sql import functions as F
 
-    rows = final
+    from trendagg.spark.result_types import column_type, spark_type, witnesses
+
     group_cols: list[str] = []
     value_cols: list[str] = []
     for p in plans:
@@ -620,20 +544,22 @@ def _typed(final: Any, plans: Sequence[Any]) -> Any:
             for c in value_cols
         },
     }
-    spread = rows.select(
+    spread = final.select(
         "query",
         F.col("window_start").alias("__ws"),
         F.col("window_end").alias("__we"),
         *[expr.alias(f"__{kind}_{i}") for i, ((kind, _), expr) in enumerate(cells.items())],
     )
     names = ["__ws", "__we"] + [f"__{kind}_{i}" for i, (kind, _) in enumerate(cells)]
-    stats = spread.agg(*[agg for n in names for agg in _kind_aggs(n)]).collect()[0]
-    types = {n: _choose_type(stats, n) for n in names}
-    bounds = "double" if "double" in (types["__ws"], types["__we"]) else "bigint"
+    found: dict[str, list[object]] = {n: [] for n in names}
+    for r in spread.select(*names).mapInArrow(_witnesses(names), _WITNESS).collect():
+        found[r["name"]].append(text_value(r["witness"]))
+    found["__ws"] = found["__we"] = found["__ws"] + found["__we"]  # (one type for both)
+    types = {n: spark_type(column_type(witnesses(found[n]))) for n in names}
     out = [
         F.col("query"),
-        _cast(F.col("__ws"), bounds).alias("window_start"),
-        _cast(F.col("__we"), bounds).alias("window_end"),
+        _cast(F.col("__ws"), types["__ws"]).alias("window_start"),
+        _cast(F.col("__we"), types["__we"]).alias("window_end"),
     ]
     used: set[str] = {"query", "window_start", "window_end"}
     for i, (kind, name) in enumerate(cells):
@@ -643,51 +569,46 @@ def _typed(final: Any, plans: Sequence[Any]) -> Any:
     return spread.select(*out)
 
 
-_INT = r"^-?[0-9]+$"
-_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+_WITNESS = "name string, witness string"
 
 
-def _kind_aggs(name: str) -> list[Any]:
-    from pyspark.sql import functions as F
+def _witnesses(names: list[str]) -> Any:
+    """Per Spark partition, the witnesses of each column of exact JSON texts (see
+    :func:`trendagg.spark.result_types.witnesses`), as (column, JSON text) rows."""
 
-    c = F.col(name)
-    present = c.isNotNull() & (c != "null")
-    return [
-        F.max(F.when(present & ~c.rlike(_INT), 1).otherwise(0)).alias(f"{name}__notint"),
-        F.max(F.when(present & ~c.rlike(_NUMBER), 1).otherwise(0)).alias(f"{name}__notnum"),
-        F.max(F.when(present & c.rlike(_INT), F.length(F.regexp_replace(c, "-", "")))).alias(
-            f"{name}__digits"
-        ),
-        F.max(
-            F.when(
-                present & c.rlike(_NUMBER) & (F.abs(c.try_cast("double")) == float("inf")), 1
-            ).otherwise(0)
-        ).alias(f"{name}__inf"),
-    ]
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
 
+        from trendagg.spark.result_types import witnesses
 
-def _choose_type(stats: Any, name: str) -> str:
-    if stats[f"{name}__notnum"]:
-        return "string"
-    digits = stats[f"{name}__digits"] or 0
-    if not stats[f"{name}__notint"]:
-        if digits <= 18:
-            return "bigint"
-        return "decimal(38,0)" if digits <= 38 else "numtext"
-    if stats[f"{name}__inf"] or digits > 15:
-        return "numtext"  # a float column that also holds exact big ints, or beyond double
-    return "double"
+        found: dict[str, list[object]] = {n: [] for n in names}
+        for rb in batches:
+            for n in names:
+                texts = rb.column(rb.schema.names.index(n)).to_pylist()
+                values = [text_value(t) for t in texts if t is not None and t != "null"]
+                found[n] = witnesses(found[n] + values)
+        rows = [(n, value_text(w)) for n in names for w in found[n]]
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([n for n, _ in rows], pa.string()),
+                pa.array([w for _, w in rows], pa.string()),
+            ],
+            names=["name", "witness"],
+        )
+
+    return run
 
 
 def _cast(col: Any, kind: str) -> Any:
+    """A column of exact JSON texts as Spark type ``kind``; as text, a JSON string is its
+    string and a number its exact text (the writers' text of a mixed column)."""
     from pyspark.sql import functions as F
 
-    if kind == "string":  # JSON string literals: decode; null stays null
-        decoded = F.from_json(F.concat(F.lit("["), col, F.lit("]")), "array<string>")
-        return F.element_at(decoded, 1)
-    if kind == "numtext":
-        return F.when(col != "null", col)
-    return F.when(col != "null", col).cast(kind)
+    present = col != "null"
+    if kind != "string":
+        return F.when(present, col).cast(kind)
+    decoded = F.element_at(F.from_json(F.concat(F.lit("["), col, F.lit("]")), "array<string>"), 1)
+    return F.when(present, F.when(col.startswith('"'), decoded).otherwise(col))
 
 
 def aggregate_trends(
@@ -913,8 +834,8 @@ def collect(
             options.get("event_type"),
         )
         reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
-    results, rejects = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
-    rows = results.collect_rows()
+    results = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
+    rows, bad = results.collect()
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
     # input partition (in input order) turn it into the row's number in the input
     # (the blank lines of JSON Lines count for the line numbers, not as rows read)
@@ -930,9 +851,7 @@ def collect(
         offsets[part] = before
         before += counts[part]
     read = before - sum(r["blank"] or 0 for r in per_part)
-    rejected = [
-        (row_number(r["row_id"], offsets), r["reason"], r["record"]) for r in rejects.collect()
-    ]
+    rejected = [(row_number(r["row_id"], offsets), r["reason"], r["record"]) for r in bad]
     rejected.sort(key=lambda r: r[0])
     names = None if RECORD in df.columns else [c for c in df.columns if c != CSV_RAW]
     return rows, rejected, read, names

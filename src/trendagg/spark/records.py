@@ -44,8 +44,9 @@ class Reading:
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
     """Events as arrays (a ColumnarResult) and rejected rows (numbered from 1) of an Arrow
     table of typed columns, or of one ``RECORD`` column of JSON texts. With ``csv_cells``,
-    every text cell is read as a CSV cell (the event type too), the other columns by their
-    type. Typed columns go from Arrow to the arrays without a Python object per cell."""
+    every text cell is read as the CSV reader reads it: a cell that looks like a number is
+    a number, and the event type is the stripped text ("007" stays "007"); other columns
+    by their type. Columns go from Arrow to the arrays without a Python object per cell."""
     import pyarrow as pa
 
     from trendagg.io.assemble import arrow_values, assemble_columns, assemble_table
@@ -62,22 +63,27 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
         rows = read_rows(table.column(RECORD).to_pylist(), reading, numeric)
         return ColumnarResult(ColumnarBatch.from_events(rows.events), rows.rejected)
     options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
+    texts = (pa.string(), pa.large_string())
     if not reading.csv_cells:
-        read = assemble_table(table, options, source="<spark>", csv=False)
-    else:
-        texts = (pa.string(), pa.large_string())
-        columns = {
-            name: text_values(column) if column.type in texts else arrow_values(column)
-            for name, column in zip(table.column_names, table.columns, strict=True)
-        }
+        return assemble_table(table, options, source="<spark>", csv=False)
+    if all(column.type in texts for column in table.columns):  # (CSV: every column is text)
+        return assemble_table(table, options, source="<spark>", csv=True)
+    columns = {
+        name: text_values(column) if column.type in texts else arrow_values(column)
+        for name, column in zip(table.column_names, table.columns, strict=True)
+    }
+    if reading.event_type is None and reading.type_col in columns:
+        type_column = table.column(reading.type_col)
+        if type_column.type in texts:  # the type is the stripped cell, as the CSV reader says
+            cells = type_column.to_pylist()
+            columns[reading.type_col] = [None if c is None else c.strip() or None for c in cells]
 
-        def records(bad: list[int]) -> list[dict[str, object]]:
-            rows: list[dict[str, object]] = table.take(pa.array(bad, pa.int64())).to_pylist()
-            return rows
+    def records(bad: list[int]) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = table.take(pa.array(bad, pa.int64())).to_pylist()
+        return rows
 
-        numbers = range(1, table.num_rows + 1)
-        read = assemble_columns(columns, numbers, records, options, source="<spark>")
-    return read
+    numbers = range(1, table.num_rows + 1)
+    return assemble_columns(columns, numbers, records, options, source="<spark>")
 
 
 def read_rows(
@@ -95,6 +101,7 @@ def read_rows(
 
     rejected: list[RejectedRow] = []
     numbered: list[tuple[int, object]] = []
+    type_col = reading.type_col if reading.event_type is None else None
     names: set[str] = set()
     for i, item in enumerate(items, start=1):
         if isinstance(item, bytes):  # a line as read from the file: UTF-8, or rejected
@@ -123,8 +130,11 @@ def read_rows(
                 if long is not None:
                     rejected.append(RejectedRow(source, i, *long))
                     continue
-            if reading.csv_cells:
-                item = {k: parse_cell(v) if isinstance(v, str) else v for k, v in item.items()}
+            if reading.csv_cells:  # CSV cells; the event type is the stripped text
+                item = {
+                    k: (v.strip() if k == type_col else parse_cell(v)) if isinstance(v, str) else v
+                    for k, v in item.items()
+                }
             names.update(item)
         numbered.append((i, item))
     # a column no row has (from_mappings would refuse the whole batch): each row that is
@@ -232,7 +242,17 @@ def route_key(df: Any, name: str) -> Any:
     col = column(name)
     if not isinstance(df.schema[name].dataType, T.StringType):
         return col
-    return F.coalesce(F.trim(col).try_cast("double").cast("string"), col)
+    text = stripped(col)  # (" x" of a CSV cell is the engine's "x")
+    return F.coalesce(text.try_cast("double").cast("string"), text)
+
+
+def stripped(text: Any) -> Any:
+    """A text column without the white space around it, as the CSV reader strips a cell.
+    Used to route rows only: stripping where a reader keeps the spaces sends more rows to
+    one place, and the engine tells their values apart there."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(text, r"(?U)^\s+|\s+$", "")
 
 
 def sort_time(df: Any, time_col: str) -> Any:

@@ -50,10 +50,11 @@ from typing import Any
 
 from trendagg.errors import InputError
 from trendagg.limits import TIME_LIMIT, time_out_of_range
-from trendagg.spark.batch import (
+from trendagg.spark.partials import (
     SORT_TIME,
     check_frame_columns,
-    combine_partials,
+    combine,
+    group_rows,
     partial_cells,
     prepare,
     query_groups,
@@ -63,12 +64,14 @@ from trendagg.spark.records import (
     RECORD,
     Reading,
     as_record_text,
+    column,
     csv_reader,
     json_lines,
-    read_rows,
+    read_table,
     record_of,
     route_key,
     sort_time,
+    stripped,
     unordered_reason,
     with_record_columns,
 )
@@ -324,18 +327,13 @@ def trend_stream(
     # rows no query reads would then not move the watermark.
     unreadable = F.col(SORT_TIME).isNull()
     if event_type is None:
-        unreadable = unreadable | F.col(f"`{type_col}`").isNull()
+        type_text = stripped(column(type_col).cast("string"))
+        unreadable = unreadable | type_text.isNull() | (type_text == "")
     targets = []
     for i, group in enumerate(groups):
-        if event_type is None:
-            wanted = F.col(f"`{type_col}`").isin(list(group.types))
-        elif event_type in group.types:
-            wanted = F.lit(True)
-        else:
+        wanted = group_rows(group, rows.columns, type_col, event_type)
+        if wanted is None:
             continue
-        wanted = wanted & F.col(SORT_TIME).isNotNull()
-        for k in group.key:
-            wanted = wanted & F.col(f"`{k}`").isNotNull()
         key = (
             F.pmod(F.xxhash64(*[route_key(rows, k) for k in group.key]), F.lit(buckets))
             if group.key
@@ -367,18 +365,26 @@ def _processor_base() -> Any:
 
 
 class _Key:
-    """What a key keeps between micro-batches."""
+    """What a key keeps between micro-batches: its Runner, the events that wait for the
+    watermark (a ColumnarBatch, in arrival order, or None) and the latest time fed."""
 
     __slots__ = ("runner", "pending", "t_max")
 
     def __init__(self) -> None:
         self.runner: Any = None
-        self.pending: list[tuple[Any, str, dict[str, object]]] = []
+        self.pending: Any = None
         self.t_max: Any = None
 
 
 class _TrendProcessor(_processor_base()):  # type: ignore[misc]
-    """Per key: the engine's runner and the events waiting for the watermark."""
+    """Per key: the engine's runner and the events waiting for the watermark.
+
+    Spark hands a key's rows over as pandas frames (``transformWithStateInPandas``);
+    each row is the event's JSON text, because pandas would make a column of integers
+    with a gap floats (inexact beyond 2**53). The texts are read as a batch by the
+    workers' reader (:func:`~trendagg.spark.records.read_table`, the JSON Lines rules)
+    into arrays, and the events stay arrays (kept, sorted, fed) from there on.
+    """
 
     def __init__(
         self,
@@ -421,6 +427,10 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             self.readers.append({t: ",".join(names) for t, names in readers.items()})
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        import numpy as np
+
+        from trendagg.io.columnar import concat
+
         group = int(key[0])
         watermark = self._watermark(timerValues)
         records = []
@@ -429,24 +439,26 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         out = _Output()
         events = self._read(records, group, out)
         if group < 0:  # rows Spark could not route: rejected, with the reader's reason if any
-            for i in range(len(events)):
-                record = records[events.rows[i] - 1]
+            for row, t in zip(events.rows.tolist(), events.time_values(), strict=True):
                 out.add(
-                    kind="reject",
-                    query=str(group),
-                    record=record,
-                    reason=_unordered(events.times[i]),
+                    kind="reject", query=str(group), record=records[row - 1], reason=_unordered(t)
                 )
             yield from out.frames()
             return
+        # Spark routes a type padded with spaces here (as a CSV reader would strip it); a
+        # reader that keeps the spaces reads another type, which this group does not read
+        read_here = [c for c, name in enumerate(events.type_names) if name in self.readers[group]]
+        if len(read_here) < len(events.type_names):
+            events = events.take(np.flatnonzero(np.isin(events.types, read_here)))
         st = self._load()
-        accepted = 0
-        for i in range(len(events)):
-            t = events.times[i]
-            if t < watermark:
+        late = events.times < watermark
+        if late.any():
+            index = np.flatnonzero(late)
+            times = events.take(index).time_values()
+            for i, t in zip(index.tolist(), times, strict=True):
                 out.add(
                     kind="late",
-                    query=self.readers[group][events.types[i]],
+                    query=self.readers[group][events.type_names[events.types[i]]],
                     time=float(t),
                     record=records[events.rows[i] - 1],
                     reason=(
@@ -455,14 +467,10 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                         f"{self.lateness:g} s)"
                     ),
                 )
-                continue
-            attrs = events.attrs(i)
-            st.pending.append((t, events.types[i], attrs))
-            first = next(
-                g for g, key in self.routes[events.types[i]] if all(k in attrs for k in key)
-            )
-            accepted += first == group
-        out.add(kind="seen", events=accepted)
+            events = events.take(np.flatnonzero(~late))
+        if len(events):
+            st.pending = events if st.pending is None else concat([st.pending, events])
+        out.add(kind="seen", events=int(np.count_nonzero(self._first_group(events) == group)))
         self._advance(group, st, watermark, out)
         self._save(group, st, watermark)
         yield from out.frames()
@@ -491,10 +499,14 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         return ms / 1000 if ms > 0 else float("-inf")
 
     def _read(self, texts: list[str], group: int, out: _Output) -> Any:
-        """The events of a key's rows; the rejected ones go out with their reasons, and
-        with their query group (a row read by several groups is rejected by each: the
-        sink counts it once, see :func:`_rejected_rows`)."""
-        read = read_rows(texts, self.reading, self.numeric, "<stream>")
+        """The events of a key's rows as arrays; the rejected ones go out with their
+        reasons, and with their query group (a row read by several groups is rejected by
+        each: the sink counts it once, see :func:`_rejected_rows`)."""
+        import pyarrow as pa
+
+        read = read_table(
+            pa.table({RECORD: pa.array(texts, pa.string())}), self.reading, self.numeric
+        )
         for bad in read.rejected:  # the record as the reader saw it (a bad line as _text)
             out.add(
                 kind="reject",
@@ -504,37 +516,54 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             )
         return read.events
 
+    def _first_group(self, events: Any) -> Any:
+        """Per event, the first query group that reads it (its type, every key attribute
+        present), or -1: the group that counts it as seen (each group's key gets it)."""
+        import numpy as np
+
+        first = np.full(len(events), -1, np.int64)
+        for code, name in enumerate(events.type_names):
+            undecided = events.types == code
+            for g, key in self.routes.get(name, []):
+                has = undecided.copy()
+                for k in key:
+                    col = events.columns.get(k)
+                    has &= col.valid if col is not None else False
+                first[has] = g
+                undecided &= ~has
+        return first
+
     def _load(self) -> _Key:
         from trendagg.engine.state import loads
 
         if not self.state.exists():
             return _Key()
         data = self.state.get()[0]
-        return loads(bytes(data), [p for g in self.plans for p in g])  # type: ignore[no-any-return]
+        st: _Key = loads(bytes(data), [p for g in self.plans for p in g])
+        if isinstance(st.pending, list):  # a checkpoint that kept (time, type, attributes)
+            st.pending = _as_batch(st.pending)
+        return st
 
     def _advance(self, group: int, st: _Key, watermark: float, out: _Output) -> None:
         """Feed what the watermark has passed, in time order; close the windows ending by it."""
+        import numpy as np
+
         from trendagg.engine import Runner
-        from trendagg.io import EventBatch
 
         if watermark == float("-inf"):
             return
-        ready = [e for e in st.pending if e[0] < watermark]
-        if ready:
-            st.pending = [e for e in st.pending if e[0] >= watermark]
-            ready.sort(key=lambda e: e[0])
-            if st.runner is None:
-                st.runner = Runner(self.plans[group], self.strategy)
-            names = sorted({k for e in ready for k in e[2]})
-            batch = EventBatch(
-                [e[1] for e in ready],
-                [e[0] for e in ready],
-                {n: [e[2].get(n) for e in ready] for n in names},
-            )
-            rows = st.runner.feed(batch)
-            st.t_max = ready[-1][0] if st.t_max is None else max(st.t_max, ready[-1][0])
-        else:
-            rows = []
+        rows = []
+        if st.pending is not None:
+            ready = st.pending.times < watermark
+            if ready.any():
+                batch = st.pending.take(np.flatnonzero(ready))
+                st.pending = None if ready.all() else st.pending.take(np.flatnonzero(~ready))
+                batch = batch.take(np.argsort(batch.times, kind="stable"))
+                if st.runner is None:
+                    st.runner = Runner(self.plans[group], self.strategy)
+                rows = st.runner.feed_columns(batch)
+                last = batch.time_values()[-1]
+                st.t_max = last if st.t_max is None else max(st.t_max, last)
         if st.runner is not None:
             rows.extend(st.runner.advance(watermark))
         for r in rows:
@@ -550,7 +579,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         plans = self.plans[group]
         for t in list(self.handle.listTimers()):
             self.handle.deleteTimer(t)
-        done = not st.pending and (
+        done = st.pending is None and (
             st.t_max is None or all(p.window.last_end(st.t_max) <= watermark for p in plans)
         )
         if done:
@@ -559,9 +588,22 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self.state.update((dumps(st, [p for g in self.plans for p in g]),))
         # the next window end after the watermark (before the first watermark: after the
         # earliest waiting event), when this key has a window to close even without input
-        base = watermark if watermark != float("-inf") else min(e[0] for e in st.pending)
+        base = watermark if watermark != float("-inf") else st.pending.times.min().item()
         nxt = min(p.window.end(p.window.closed_before(base)) for p in plans)
         self.handle.registerTimer(int(-(-nxt * 1000 // 1)))
+
+
+def _as_batch(pending: list[tuple[Any, str, dict[str, object]]]) -> Any:
+    """Waiting events kept as (time, type, attributes) tuples, as arrays (None if none)."""
+    from trendagg.io import EventBatch
+    from trendagg.io.columnar import ColumnarBatch
+
+    if not pending:
+        return None
+    names = sorted({k for e in pending for k in e[2]})
+    columns = {n: [e[2].get(n) for e in pending] for n in names}
+    events = EventBatch([e[1] for e in pending], [e[0] for e in pending], columns)
+    return ColumnarBatch.from_events(events)
 
 
 def _unordered(time: Any) -> str:
@@ -616,24 +658,21 @@ class _Sink:
         from trendagg.io.writers import write_results
         from trendagg.spark.stream_results import write_table
 
-        partial: dict[tuple[str, int, str], list[Any]] = {}
+        partial: list[tuple[str, int, str, str]] = []
         late_rows: list[Any] = []
         reject_rows: list[Any] = []
         seen = 0
         for r in collected:
             kind = r["kind"]
             if kind == "row":
-                partial.setdefault((r["query"], r["window"], r["group_json"]), []).append(r)
+                partial.append((r["query"], r["window"], r["group_json"], r["registers"]))
             elif kind == "late":
                 late_rows.append(r)
             elif kind == "reject":
                 reject_rows.append(r)
             elif kind == "seen":
                 seen += r["events"] or 0
-        results = [
-            combine_partials(self.plans[name], window, group_json, [p["registers"] for p in parts])
-            for (name, window, group_json), parts in partial.items()
-        ]
+        results = combine(self.plans, partial)
         results.sort(
             key=lambda r: (self.order[r.query], r.window_start, repr(list(r.group.values())))
         )

@@ -19,7 +19,7 @@ class StreamColumn:
     name: str
     part: str  # "query", "window_start", "window_end", "group" or "values"
     key: str  # the group key or value name it shows
-    arrow: str  # "string", "int64" or "float64"
+    arrow: str  # the Arrow type's name: "string", "int64" or "double"
 
 
 def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
@@ -29,7 +29,8 @@ def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
     decimal(38, 0), else text); the files of a stream would then disagree (a count
     int64 in one micro-batch and text in the next) and its folder could not be
     read as one table. A stream knows its values only as they come, so each
-    column takes the one type that holds every value it can ever get:
+    column takes the type the same rule gives the values it can ever get
+    (:func:`trendagg.spark.result_types.possible_values`):
 
     * ``query``: string;
     * ``window_start``, ``window_end``: int64 when every window length and slide
@@ -45,8 +46,13 @@ def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
     is one column; one equal to an earlier column gets ``group.`` / ``values.``),
     null in the rows of the queries without them.
     """
+    from trendagg.spark.result_types import column_type, possible_values
+
+    def arrow(values: list[object]) -> str:
+        return str(column_type(values))
+
     whole = all(p.window.within.denominator == 1 and p.window.slide.denominator == 1 for p in plans)
-    bounds = "int64" if whole else "float64"
+    bounds = arrow([0] if whole else [0.5])
     columns = [
         StreamColumn("query", "query", "query", "string"),
         StreamColumn("window_start", "window_start", "window_start", bounds),
@@ -56,17 +62,16 @@ def stream_columns(plans: Sequence[Any]) -> list[StreamColumn]:
     for key in dict.fromkeys(k for p in plans for k in p.group_names):
         name = f"group.{key}" if key in names else key
         names.add(name)
-        columns.append(StreamColumn(name, "group", key, "string"))
-    averages: dict[str, bool] = {}
+        columns.append(StreamColumn(name, "group", key, arrow(possible_values(None))))
+    possible: dict[str, list[object]] = {}
     for p in plans:
         for out in p.outputs:
             if out.aggregate is not None:
-                avg = out.aggregate.func == "AVG"
-                averages[out.name] = averages.get(out.name, True) and avg
-    for key, avg in averages.items():
+                possible.setdefault(out.name, []).extend(possible_values(out.aggregate.func))
+    for key, values in possible.items():
         name = f"values.{key}" if key in names else key
         names.add(name)
-        columns.append(StreamColumn(name, "values", key, "float64" if avg else "string"))
+        columns.append(StreamColumn(name, "values", key, arrow(values)))
     return columns
 
 
@@ -78,7 +83,7 @@ def _cell(row: Any, column: StreamColumn) -> object:
         value = getattr(row, column.part)
     else:
         value = getattr(row, column.part).get(column.key)
-    if value is None or column.arrow == "float64":
+    if value is None or column.arrow == "double":
         return None if value is None else float(value)
     if column.arrow == "int64":
         if not -(2**63) <= value < 2**63:
@@ -106,7 +111,7 @@ def write_table(rows: Sequence[Any], columns: Sequence[StreamColumn], path: str,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([pa.field(c.name, getattr(pa, c.arrow)()) for c in columns])
+    schema = pa.schema([pa.field(c.name, pa.type_for_alias(c.arrow)) for c in columns])
     table = pa.table(
         [pa.array([line[j] for line in cells], f.type) for j, f in enumerate(schema)],
         schema=schema,

@@ -1,0 +1,196 @@
+"""What the batch and the streaming pipelines share: query groups, their routing, and the
+partial rows that Spark combines into result rows.
+
+Queries are grouped by their unqualified partition attributes (those apply to every
+variable, so every event a group reads has them and Spark can route by them exactly;
+qualified attributes and their wildcard events are resolved by the engine). A group
+reads the rows of its event types whose key and Spark sort time are present
+(:func:`group_rows`): written once, for batch (which filters by it) and stream (which
+explodes rows to the keys of the groups that read them).
+
+An engine Runner sees only the events of its Spark partition (batch) or state key
+(stream), so a (query, window, group) whose events span several of them comes out as
+several partial rows: their registers travel as exact JSON text
+(:func:`partial_cells`) and :func:`combine` merges them with the plan's own
+``combine_rows`` (the engine's rule, not a second one here).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from trendagg.errors import InputError
+
+SORT_TIME = "__trendagg_time"  # a row's time in seconds as Spark orders by it (null: cannot)
+
+
+@dataclass(frozen=True)
+class QueryGroup:
+    """Queries evaluated together on one partitioning of the stream."""
+
+    names: tuple[str, ...]
+    key: tuple[str, ...]
+    types: tuple[str, ...]
+
+
+def query_groups(plans: Sequence[Any]) -> list[QueryGroup]:
+    """Group queries by their unqualified partition attributes (HAMLET runs per group)."""
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for plan in plans:
+        key = tuple(sorted({a.name for a in plan.partition_attrs if a.var is None}))
+        groups.setdefault(key, []).append(plan)
+    return [
+        QueryGroup(
+            tuple(p.name for p in members),
+            key,
+            tuple(sorted({t for p in members for t in p.type_to_var})),
+        )
+        for key, members in groups.items()
+    ]
+
+
+def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGroup]]:
+    """A workload (text or parsed) as the canonical text the workers compile again, its
+    plans and its query groups; an unknown strategy is refused here, before Spark runs."""
+    from trendagg.engine import STRATEGIES
+    from trendagg.language import ast, parse, to_text
+    from trendagg.plan.compile import compile_workload
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    parsed = parse(workload) if isinstance(workload, str) else workload
+    assert isinstance(parsed, ast.Workload)
+    plans = compile_workload(parsed)
+    return to_text(parsed), plans, query_groups(plans)
+
+
+def check_frame_columns(columns: Sequence[str], reading: Any) -> None:
+    """A DataFrame must have the time column and (without an event type) the type column."""
+    needed = [reading.time_col] + ([] if reading.event_type else [reading.type_col])
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        flag = "--time-col" if missing[0] == reading.time_col else "--type-col (or --event-type)"
+        raise InputError(
+            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
+        )
+
+
+def group_rows(
+    group: QueryGroup, columns: Sequence[str], type_col: str, event_type: str | None
+) -> Any:
+    """The rows a query group reads, as a Spark condition that is never null: a type of
+    the group, every key attribute present, and a time Spark orders by. None when the
+    group reads no row (the one event type is not its, or a key is no column)."""
+    from pyspark.sql import functions as F
+
+    from trendagg.spark.records import column, stripped
+
+    if event_type is not None and event_type not in group.types:
+        return None
+    if any(k not in columns for k in group.key):
+        return None
+    wanted = F.col(SORT_TIME).isNotNull()
+    if event_type is None:
+        # (stripped, as the CSV reader reads a type; typed frames' padded types are routed
+        # too, and the engine, which reads them as they are, leaves them out)
+        wanted = wanted & stripped(column(type_col).cast("string")).isin(list(group.types))
+    for k in group.key:
+        wanted = wanted & column(k).isNotNull()
+    return F.coalesce(wanted, F.lit(False))
+
+
+# ----------------------------------------------------------------------------- partial rows
+
+
+def value_text(value: object) -> str:
+    """A value as JSON text, exact: ints in full, floats by repr, Decimal as a number."""
+    if isinstance(value, Decimal):
+        return str(value)
+    return json.dumps(value)
+
+
+def text_value(text: str) -> object:
+    """Back from :func:`value_text`, exactly (numbers beyond float range stay Decimal)."""
+    value = json.loads(text, parse_float=Decimal)
+    if isinstance(value, Decimal):
+        as_float = float(value)
+        return as_float if as_float not in (float("inf"), float("-inf")) else value
+    return value
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Fraction):
+        return {"n": value.numerator, "d": value.denominator}
+    return value
+
+
+def _decode(value: object) -> object:
+    if isinstance(value, dict):
+        return Fraction(value["n"], value["d"])
+    return value
+
+
+def partial_cells(row: Any) -> tuple[str, int, str, str]:
+    """A result row of one Spark partition or key, as text: query, window id, group, registers.
+
+    Rows of one (query, window, group) from several partitions or keys are merged by
+    :func:`combine`; the registers keep every value exact.
+    """
+    return (
+        row.query,
+        row.window,
+        json.dumps(list(row.group.values()), default=str),
+        json.dumps([_encode(v) for v in row.registers]),
+    )
+
+
+def combine_partials(plan: Any, window: int, group_json: str, registers: Sequence[str]) -> Any:
+    """One final ResultRow from the partial rows (:func:`partial_cells`) of a group's window."""
+    from trendagg.io.results import ResultRow
+    from trendagg.plan.layout import combine_rows
+
+    group = dict(zip(plan.group_names, json.loads(group_json), strict=True))
+    partial = [
+        ResultRow(
+            query=plan.name,
+            window_start=0,
+            window_end=0,
+            group=group,
+            registers=tuple(_decode(v) for v in json.loads(r)),
+            window=window,
+        )
+        for r in registers
+    ]
+    return combine_rows(plan, partial)
+
+
+def combine(plans: Mapping[str, Any], partials: Iterable[tuple[str, int, str, str]]) -> list[Any]:
+    """The final rows of partial rows (query, window id, group JSON, registers JSON), one per
+    (query, window, group), in the order each first appears."""
+    runs: dict[tuple[str, int, str], list[str]] = {}
+    for query, window, group_json, registers in partials:
+        runs.setdefault((query, window, group_json), []).append(registers)
+    return [
+        combine_partials(plans[query], window, group_json, registers)
+        for (query, window, group_json), registers in runs.items()
+    ]
+
+
+__all__ = [
+    "SORT_TIME",
+    "QueryGroup",
+    "check_frame_columns",
+    "combine",
+    "combine_partials",
+    "group_rows",
+    "partial_cells",
+    "prepare",
+    "query_groups",
+    "text_value",
+    "value_text",
+]
