@@ -184,6 +184,23 @@ def test_parquet_decimal_float_and_overflow_columns(tmp_path: Path) -> None:
     assert table.column("b").to_pylist() == [True, False, None]
 
 
+def test_parquet_decimals_of_29_to_38_digits_are_exact(tmp_path: Path) -> None:
+    """decimal128(38, s) holds 38 digits: an integer of 30 digits beside a decimal, and a
+    decimal of 37 digits, are written exactly (beyond the default context's 28 digits)."""
+    path = tmp_path / "out.parquet"
+    long = Decimal("123456789012345678901234567890123.4567")  # 37 digits, scale 4
+    rows = [
+        ResultRow("q", 0, 1, {}, {"mix": 10**30, "long": long}),
+        ResultRow("q", 0, 1, {}, {"mix": Decimal("0.5"), "long": Decimal("1")}),
+    ]
+    write_results(rows, path, fmt="parquet")
+    table = pq.read_table(path)
+    assert table.schema.field("mix").type == pa.decimal128(38, 1)
+    assert table.column("mix").to_pylist() == [Decimal(10**30).scaleb(0), Decimal("0.5")]
+    assert table.schema.field("long").type == pa.decimal128(38, 4)
+    assert table.column("long").to_pylist() == [long, Decimal("1.0000")]
+
+
 def test_parquet_absent_values_are_nulls_of_the_column_type(tmp_path: Path) -> None:
     path = tmp_path / "out.parquet"
     rows = [ResultRow("q", 0, 1, {}, {"a": 1}), ResultRow("q", 0, 1, {}, {"b": 2**100})]

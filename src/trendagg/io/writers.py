@@ -12,7 +12,7 @@ import csv
 import numbers
 import os
 from collections.abc import Callable, Iterable, Sequence
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import TYPE_CHECKING, TextIO
 
 from trendagg.errors import InputError
@@ -200,7 +200,8 @@ def _decimal_column(values: list[object]) -> pa.Array | None:
     if not all(abs(value) < limit for value in present):
         return None
     quantum = Decimal(1).scaleb(-scale)
-    exact = [None if value is None else value.quantize(quantum) for value in decimals]
+    with localcontext(prec=38):  # up to 38 digits, beyond the default context's 28
+        exact = [None if value is None else value.quantize(quantum) for value in decimals]
     return pa.array(exact, pa.decimal128(38, scale))
 
 
