@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
 from trendagg.kernels._borrow import borrow
@@ -300,19 +301,36 @@ def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
             st.burf[inst, foff + 2 * j + 1] = v
 
 
-@njit(**JIT_OPTIONS)  # not inlined: its stores stay out of the burst loop
-def _log_decision(st, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
-    """One row of the decision log: set, partition, first event, events, the two costs,
-    and whether the burst was shared."""
-    d = st.stats[3]
-    st.dlog[d, 0] = b
-    st.dlog[d, 1] = inst
-    st.dlog[d, 2] = first
-    st.dlog[d, 3] = n
-    st.dlog[d, 4] = shared_cost
-    st.dlog[d, 5] = nonshared
-    st.dlog[d, 6] = 1 if shared else 0
-    st.stats[3] = d + 1
+def _log_decision(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
+    """One row of the decision log (for explain): set, partition, first event, events, the
+    two costs, and whether the burst was shared. A one-dimensional ``dlog`` is no log."""
+    d = stats[3]
+    if dlog.ndim == 2 and d < dlog.shape[0]:
+        for j, v in enumerate((b, inst, first, n, shared_cost, nonshared, 1 if shared else 0)):
+            dlog[d, j] = v
+        stats[3] = d + 1
+
+
+@overload(_log_decision, jit_options=JIT_INLINE)
+def _log_decision_typed(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
+    """Compiled: a run without a log (a one-dimensional ``dlog``) compiles to nothing here,
+    so the burst flush that runs for every burst pays nothing for explain."""
+    if dlog.ndim != 2:
+        return lambda dlog, stats, b, inst, first, n, shared_cost, nonshared, shared: None
+
+    def log(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
+        d = stats[3]
+        if d < dlog.shape[0]:
+            dlog[d, 0] = b
+            dlog[d, 1] = inst
+            dlog[d, 2] = first
+            dlog[d, 3] = n
+            dlog[d, 4] = shared_cost
+            dlog[d, 5] = nonshared
+            dlog[d, 6] = 1 if shared else 0
+            stats[3] = d + 1
+
+    return log
 
 
 @njit(**JIT_INLINE)
@@ -344,8 +362,7 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
         n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
     )
     shared = shared_cost < nonshared if st.mode[0] == 1 else st.mode[0] == 2
-    if st.stats[3] < st.dlog.shape[0]:  # the decision log, for explain
-        _log_decision(st, b, inst, first, n, shared_cost, nonshared, shared)
+    _log_decision(st.dlog, st.stats, b, inst, first, n, shared_cost, nonshared, shared)
     st.stats[0] += 1
     if shared:
         st.stats[1] += 1

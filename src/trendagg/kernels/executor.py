@@ -215,7 +215,8 @@ class CompiledExecutor:
             closed=closed.copy(),
             mode=np.array([self.mode], dtype=np.int64),
             stats=np.zeros(4, dtype=np.int64),
-            dlog=np.zeros((self._log_limit, 7), dtype=np.int64),
+            # (a one-dimensional log is none: the kernel compiled for it logs nothing)
+            dlog=np.zeros((self._log_limit, 7) if self._log_limit else 0, dtype=np.int64),
         )
         self._burst_template = self._burst_row()
 
