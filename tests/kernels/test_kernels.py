@@ -142,6 +142,21 @@ def test_compiled_strategies_equal_twostep(case: tuple[str, list[dict[str, objec
         assert canon(_run(text, records, strategy)) == expected, strategy
 
 
+def assert_equal_twostep_in_chunks(
+    monkeypatch: pytest.MonkeyPatch, text: str, records: list[dict[str, object]]
+) -> None:
+    """Every strategy compiled, and hamlet in Python, equal twostep: in one kernel chunk
+    and in kernel chunks of three events (each may bring a kind the others lack)."""
+    expected = canon(_run(text, records, "twostep"))
+    assert canon(_run(text, records, "hamlet", compiled=False)) == expected
+    for strategy in STRATEGIES:
+        assert canon(_run(text, records, strategy)) == expected, strategy
+    with monkeypatch.context() as m:
+        m.setattr(kexec, "CHUNK", 3)
+        for strategy in STRATEGIES:
+            assert canon(_run(text, records, strategy)) == expected, strategy
+
+
 @settings(max_examples=150, deadline=None)
 @given(workloads(decimals=True))
 def test_integers_and_decimals_in_one_attribute_equal_twostep(
@@ -151,14 +166,7 @@ def test_integers_and_decimals_in_one_attribute_equal_twostep(
     chunks of three events, one kind in a chunk and both across them. Each output keeps
     its kind, as in twostep and the Python engines."""
     text, records = case
-    expected = canon(_run(text, records, "twostep"))
-    assert canon(_run(text, records, "hamlet", compiled=False)) == expected
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
-    with monkeypatch.context() as m:
-        m.setattr(kexec, "CHUNK", 3)
-        for strategy in STRATEGIES:
-            assert canon(_run(text, records, strategy)) == expected, strategy
+    assert_equal_twostep_in_chunks(monkeypatch, text, records)
 
 
 @settings(max_examples=150, deadline=None)

@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_kernels import PATTERNS, STRATEGIES, _run
+from test_kernels import PATTERNS, STRATEGIES, _run, assert_equal_twostep_in_chunks
 
 from helpers import canon
 from trendagg.engine import Runner
 from trendagg.errors import ExecutionError
 from trendagg.io import from_records
-from trendagg.kernels import executor as kexec
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
 
@@ -90,14 +89,7 @@ def test_ranked_extremes_equal_twostep(
     """In one batch and in kernel chunks of three events (each chunk may bring values
     the ranks lack), every strategy equals twostep and the Python engine."""
     text, records = data.draw(ranked_workloads(kind))
-    expected = canon(_run(text, records, "twostep"))
-    assert canon(_run(text, records, "hamlet", compiled=False)) == expected
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
-    with monkeypatch.context() as m:
-        m.setattr(kexec, "CHUNK", 3)
-        for strategy in STRATEGIES:
-            assert canon(_run(text, records, strategy)) == expected, strategy
+    assert_equal_twostep_in_chunks(monkeypatch, text, records)
 
 
 @pytest.mark.parametrize("kind", ["big", "words"])
