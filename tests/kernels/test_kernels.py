@@ -204,15 +204,19 @@ def test_chunks_and_watermarks_equal_one_batch(
     records = sorted(records, key=lambda r: r["time"])  # type: ignore[arg-type, return-value]
     plans = compile_workload(parse(text))
     expected = canon(_run(text, records, "twostep"))
-    runner = Runner(plans, "hamlet")
+    assert canon(fed_in_cuts(Runner(plans, "hamlet"), records, cuts)) == expected
+
+
+def fed_in_cuts(runner: Runner, records: list[dict[str, object]], cuts: list[int]) -> list[Any]:
+    """The rows of ``runner`` fed ``records`` (in time order) in chunks cut at ``cuts``,
+    advanced to the next chunk's first time between chunks."""
     rows = []
     bounds = sorted({0, len(records), *[min(c, len(records)) for c in cuts]})
     for lo, hi in zip(bounds, bounds[1:], strict=False):
         rows += runner.feed(from_records(records[lo:hi]).events)
         if hi < len(records):
             rows += runner.advance(records[hi]["time"])
-    rows += runner.finish()
-    assert canon(rows) == expected
+    return rows + runner.finish()
 
 
 def test_a_queries_kernel_is_used() -> None:

@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_kernels import PATTERNS, STRATEGIES, _run, assert_equal_twostep_in_chunks
+from test_kernels import (
+    PATTERNS,
+    STRATEGIES,
+    _run,
+    assert_equal_twostep_in_chunks,
+    fed_in_cuts,
+)
 
 from helpers import canon
 from trendagg.engine import Runner
@@ -108,14 +114,7 @@ def test_ranked_extremes_fed_in_chunks_equal_one_batch(
     for strategy in STRATEGIES:
         runner = Runner(plans, strategy)
         assert runner.executor is None  # routed by the plan: every query compiled
-        rows = []
-        bounds = sorted({0, len(records), *[min(c, len(records)) for c in cuts]})
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
-            rows += runner.feed(from_records(records[lo:hi]).events)
-            if hi < len(records):
-                rows += runner.advance(records[hi]["time"])
-        rows += runner.finish()
-        assert canon(rows) == expected, strategy
+        assert canon(fed_in_cuts(runner, records, cuts)) == expected, strategy
 
 
 EXTREMES = "q: RETURN MIN(B.x), MAX(B.x), COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s"
