@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,22 @@ def test_a_file_out_of_time_order_is_read_again_whole(tmp_path: Path, plans: lis
     assert canon(result.rows) == canon(expected.rows) and len(result.rows) > 5
 
 
+def _streamed_as_reference(
+    tmp_path: Path, plans: list[Any], records: list[dict[str, object]]
+) -> Any:
+    """``records`` (type, time, v) as a CSV file streamed by run_file in chunks of four
+    rows: its rows are those of the Python engine over the records; the result."""
+    path = tmp_path / "ev.csv"
+    path.write_text(
+        "type,time,v\n" + "".join(f"{r['type']},{r['time']},{r.get('v', '')}\n" for r in records)
+    )
+    result = run_file(plans, path, ReadOptions(), chunk_rows=4)
+    assert result.chunks > 0
+    expected = run_events(plans, records, engine="reference")
+    assert canon(result.rows) == canon(expected.rows)
+    return result
+
+
 def test_an_attribute_whose_kind_changes_between_chunks_still_streams(
     tmp_path: Path,
 ) -> None:
@@ -87,14 +104,7 @@ def test_an_attribute_whose_kind_changes_between_chunks_still_streams(
     records: list[dict[str, object]] = [{"type": "A", "time": 0}]
     records += [{"type": "B", "time": 1 + i, "v": 1} for i in range(8)]
     records += [{"type": "B", "time": 9, "v": 0.5}]
-    path = tmp_path / "ev.csv"
-    path.write_text(
-        "type,time,v\n" + "".join(f"{r['type']},{r['time']},{r.get('v', '')}\n" for r in records)
-    )
-    result = run_file(plans, path, ReadOptions(), chunk_rows=4)
-    assert result.chunks > 0
-    expected = run_events(plans, records, engine="reference")
-    assert canon(result.rows) == canon(expected.rows)
+    result = _streamed_as_reference(tmp_path, plans, records)
     assert isinstance(result.rows[0].values["SUM(B.v)"], float)
 
 
@@ -108,14 +118,7 @@ def test_min_max_beyond_2_53_after_the_first_chunk_streams(tmp_path: Path) -> No
     records: list[dict[str, object]] = [{"type": "A", "time": 0}]
     records += [{"type": "B", "time": 1 + i, "v": 1} for i in range(8)]
     records += [{"type": "B", "time": 9, "v": 2**60 + 1}, {"type": "B", "time": 10, "v": 2**60}]
-    path = tmp_path / "ev.csv"
-    path.write_text(
-        "type,time,v\n" + "".join(f"{r['type']},{r['time']},{r.get('v', '')}\n" for r in records)
-    )
-    result = run_file(plans, path, ReadOptions(), chunk_rows=4)
-    assert result.chunks > 0
-    expected = run_events(plans, records, engine="reference")
-    assert canon(result.rows) == canon(expected.rows)
+    result = _streamed_as_reference(tmp_path, plans, records)
     assert result.rows[0].values["MAX(B.v)"] == 2**60 + 1
 
 
