@@ -12,9 +12,9 @@ attribute whose values a float64 holds exactly never gets here, so numbers pay
 nothing.
 
 The order is Python's: numbers exactly (an integer beyond 2**53 against a
-decimal too), words by code point. Numbers rank before words; the Python
-engines stop where a word meets a number, so wherever they give a result each
-window holds one kind and the two orders agree.
+decimal too), words by code point, numbers before words: the order of
+:func:`trendagg.plan.layout.before`, by which the Python engines compare, so
+the engines agree where a word meets a number.
 """
 
 from __future__ import annotations
@@ -25,14 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trendagg.kernels.program import Lowered, source
+from trendagg.plan.layout import order_key  # numbers (exactly), then words
 
 SENT = -(2**62)  # an empty window slot (the kernel's)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def order(value: object) -> tuple[bool, object]:
-    """The sort key of a ranked value: numbers (exactly), then words."""
-    return (isinstance(value, str), value)
 
 
 class Ranks:
@@ -91,7 +87,7 @@ class Ranks:
         old = self.values
         new = distinct.tolist() if isinstance(distinct, np.ndarray) else distinct
         # equal numbers of two kinds (1 and 1.0) are one value: one rank
-        return Ranks(sorted({old[i] for i in kept.tolist()}.union(new), key=order))
+        return Ranks(sorted({old[i] for i in kept.tolist()}.union(new), key=order_key))
 
 
 def _int64s(values: list[object]) -> bool:
