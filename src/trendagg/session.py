@@ -9,7 +9,7 @@ results of a whole-file read. What an attribute holds never matters to the
 chunks: the Runner routes each query by its plan, and the compiled engine keeps
 each output's kind, and ranks MIN/MAX values a float64 cannot order, as the
 values come. :func:`run_events` runs events that
-are already in memory (records, an EventBatch, a ColumnarBatch).
+are already in memory (records, or an EventBatch).
 """
 
 from __future__ import annotations
@@ -84,15 +84,14 @@ def run_events(
     progress: Callable[[int], None] | None = None,
     log: bool = False,
 ) -> RunResult:
-    """All rows of a workload over events in memory: an EventBatch, a ColumnarBatch, or
+    """All rows of a workload over events in memory: an EventBatch, or
     records (mappings with a type and a time, read with the readers' rules and ``read``'s
     type and time columns)."""
     from trendagg.engine import run_strategy
-    from trendagg.io.columnar import ColumnarBatch
 
     started = time.perf_counter()
     rejected: list[RejectedRow] = []
-    if not isinstance(events, EventBatch | ColumnarBatch):
+    if not isinstance(events, EventBatch):
         read = read or ReadOptions()
         records = from_records(
             events,
@@ -138,21 +137,21 @@ def _streamed(
     """Feed the file's chunks (or, with ``chunk_rows`` None, the whole file) to a Runner."""
     from trendagg.engine import Runner
     from trendagg.engine.runner import OutOfOrder
-    from trendagg.io.readers import iter_columnar, read_columnar
+    from trendagg.io.readers import iter_events, read_events
 
     options: dict[str, Any] = {
         "type_col": read.type_col,
         "time_col": read.time_col,
         "event_type": read.event_type,
         "numeric": numeric_requirements(plans) if read.numeric is None else read.numeric,
-        "names": read.columns,
+        "columns": read.columns,
         "attributes": attributes_read(plans) if read.attributes is None else read.attributes,
     }
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=_compiled(engine))
     if chunk_rows is None:
-        parts: Iterable[Any] = [read_columnar(path, **options)]
+        parts: Iterable[Any] = [read_events(path, **options)]
     else:
-        parts = iter_columnar(path, chunk_rows=chunk_rows, **options)
+        parts = iter_events(path, chunk_rows=chunk_rows, **options)
     rows: list[ResultRow] = []
     rejected: list[RejectedRow] = []
     names: set[str] = set()
@@ -160,7 +159,7 @@ def _streamed(
     try:
         for part in parts:
             chunks += 1
-            rows += runner.feed_columns(part.events)
+            rows += runner.feed(part.events)
             rejected += part.rejected
             names.update(part.events.columns)
             events += len(part.events)

@@ -321,7 +321,7 @@ def test_explain_engine_reference_runs_every_query_on_the_python_executor(
 
 
 def test_local_engine_reads_arrays_and_equals_the_reference_engine(tmp_path: Path) -> None:
-    # the local engine reads CSV into arrays (read_columnar) and runs the kernels;
+    # the local engine reads CSV into arrays (read_events) and runs the kernels;
     # --engine reference reads Python objects: same rows, same rejected rows
     from trendagg.generate import rideshare, write_stream
 

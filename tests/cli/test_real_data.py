@@ -40,33 +40,37 @@ def test_sp500_daily_prices_as_stock_events(shared_data: Path) -> None:
         pytest.skip(f"{path} not found in the shared data folder")
     result = read_events(path, event_type="Stock", time_col="date")
     events, rejected = result.events, result.rejected
+    assert events.rows is not None
+    rows, times = events.rows.tolist(), events.time_values()
+    columns = {name: column.python_values() for name, column in events.columns.items()}
+    records = events.records()
 
     assert len(events) == SP500_ROWS - len(rejected)
-    assert sorted(events.rows + [r.row for r in rejected]) == list(range(1, SP500_ROWS + 1))
+    assert sorted(rows + [r.row for r in rejected]) == list(range(1, SP500_ROWS + 1))
     for row in rejected:
         assert row.source == str(path) and row.record
         assert CLEAR_REASON.fullmatch(row.reason), row.reason
 
-    assert set(events.types) == {"Stock"}
-    assert set(events.columns) == {"open", "high", "low", "close", "volume", "Name"}
-    assert len(set(events.columns["Name"])) == 505
-    assert all(type(value) is float for value in events.columns["close"])
-    assert all(type(t) is int and t % 86400 == 0 for t in events.times)
-    assert min(events.times) == FEB8_2013 and max(events.times) == FEB7_2018
+    assert events.type_names == ["Stock"]
+    assert set(columns) == {"open", "high", "low", "close", "volume", "Name"}
+    assert len(set(columns["Name"])) == 505
+    assert all(type(value) is float for value in columns["close"])
+    assert all(type(t) is int and t % 86400 == 0 for t in times)
+    assert min(times) == FEB8_2013 and max(times) == FEB7_2018
 
     with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         raw = list(islice(reader, CHECKED_ROWS))
     assert raw[0]["date"] == "2013-02-08"
     checked = 0
-    for i, row in enumerate(events.rows):
+    for i, row in enumerate(rows):
         if row > CHECKED_ROWS:
             break
         source = raw[row - 1]
-        assert events.times[i] == epoch_day(source["date"])
-        assert events.columns["Name"][i] == source["Name"]
-        assert events.columns["close"][i] == float(source["close"])
-        assert events.attrs(i)["Name"] == source["Name"]
+        assert times[i] == epoch_day(source["date"])
+        assert columns["Name"][i] == source["Name"]
+        assert columns["close"][i] == float(source["close"])
+        assert records[i][2]["Name"] == source["Name"]
         checked += 1
     assert checked == CHECKED_ROWS - sum(r.row <= CHECKED_ROWS for r in rejected)
 
@@ -129,7 +133,7 @@ def test_taxi_example_on_the_headerless_trip_file(shared_data: Path, tmp_path: P
     columns = TAXI_COLUMNS.split(",")
     read = read_events(path, event_type="Trip", time_col="pickup_datetime", columns=columns)
     assert len(read.events) == 10_004 and not read.rejected
-    assert read.events.times[0] == 1356998400  # 2013-01-01 00:00:00, on the first line
+    assert read.events.time_values()[0] == 1356998400  # 2013-01-01 00:00:00, on the first line
     text = (EXAMPLES / "taxi_trips.tq").read_text()
     options = {"event_type": "Trip", "time_col": "pickup_datetime", "columns": columns}
     (card,) = [r for r in run(text, path, **options) if r.query == "card_runs"]

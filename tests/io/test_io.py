@@ -19,6 +19,7 @@ import json
 import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,9 @@ from hypothesis import strategies as st
 from trendagg.errors import InputError
 from trendagg.io import (
     EventBatch,
-    ReadResult,
     RejectedRow,
     assemble,
-    columnar,
+    batch,
     from_records,
     read_events,
     readers,
@@ -46,10 +46,11 @@ from trendagg.io import (
 )
 from trendagg.io import csv as csv_reader
 from trendagg.io.assemble import arrow_values, assemble_table
-from trendagg.io.columnar import ColumnarBatch, Gather, times_of
+from trendagg.io.batch import times_of
+from trendagg.io.gather import Gather
 from trendagg.io.jsonl import parse_json_line
 from trendagg.io.options import ReadOptions
-from trendagg.io.readers import iter_columnar, read_columnar
+from trendagg.io.readers import iter_events
 from trendagg.io.values import (
     exact_int,
     int_text,
@@ -84,7 +85,51 @@ def parquet_file(tmp_path: Path, table: pa.Table, name: str = "events.parquet", 
     return path
 
 
-def only_event_values(result: ReadResult, column: str) -> list[object]:
+@dataclass
+class Lists:
+    """Events as Python lists: what the naive readers make, to compare a batch with."""
+
+    types: list[str]
+    times: list[int | float]
+    columns: dict[str, list[object]]
+    rows: list[int]
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def attrs(self, i: int) -> dict[str, object]:
+        return {name: values[i] for name, values in self.columns.items() if values[i] is not None}
+
+
+def lists(events: EventBatch) -> Lists:
+    """The events of a batch as lists (types, times and values of the value model)."""
+    assert events.rows is not None
+    columns = {name: column.python_values() for name, column in events.columns.items()}
+    return Lists(
+        events.type_values(), events.time_values(), columns, events.rows.tolist(), events.source
+    )
+
+
+@dataclass
+class Listed:
+    """A ReadResult with its events as lists."""
+
+    events: Lists
+    rejected: list[RejectedRow]
+
+
+def read_listed(path: Any, **options: Any) -> Listed:
+    result = read_events(path, **options)
+    return Listed(lists(result.events), result.rejected)
+
+
+def records_listed(records: Any, **options: Any) -> Listed:
+    result = from_records(records, **options)
+    return Listed(lists(result.events), result.rejected)
+
+
+def only_event_values(result: Listed, column: str) -> list[object]:
     return result.events.columns[column]
 
 
@@ -95,7 +140,7 @@ Row = tuple[int, dict[str, object], Callable[[], dict[str, object]]]  # number, 
 
 def naive(
     rows: list[Row], names: list[str], source: str, options: ReadOptions
-) -> tuple[EventBatch, list[RejectedRow]]:
+) -> tuple[Lists, list[RejectedRow]]:
     """The events of rows of values (the type as text or any value), one rule at a time."""
     if rows:
         options.check_columns(names, source)
@@ -104,7 +149,7 @@ def naive(
         for name in attributes:
             readers.setdefault(name, set()).add(kind)
     attributes = [name for name in names if name not in options.needed()]
-    events = EventBatch([], [], {name: [] for name in attributes}, [], source)
+    events = Lists([], [], {name: [] for name in attributes}, [], source)
     rejected = []
     for number, values, record in rows:
         kind = options.event_type
@@ -136,7 +181,7 @@ def naive(
     return events, rejected
 
 
-def naive_csv(path: Path, options: ReadOptions) -> tuple[EventBatch, list[RejectedRow]]:
+def naive_csv(path: Path, options: ReadOptions) -> tuple[Lists, list[RejectedRow]]:
     """A CSV file by Python's csv module, each cell by ``parse_cell``."""
     rows: list[Row] = []
     long: list[RejectedRow] = []
@@ -168,7 +213,7 @@ def naive_csv(path: Path, options: ReadOptions) -> tuple[EventBatch, list[Reject
     return events, sorted(long + rejected, key=lambda r: r.row)
 
 
-def naive_jsonl(path: Path, options: ReadOptions) -> tuple[EventBatch, list[RejectedRow]]:
+def naive_jsonl(path: Path, options: ReadOptions) -> tuple[Lists, list[RejectedRow]]:
     """A JSON Lines file line by line, each value by ``normalize_value``."""
     rows: list[Row] = []
     rejected = []
@@ -210,7 +255,7 @@ def naive_jsonl(path: Path, options: ReadOptions) -> tuple[EventBatch, list[Reje
     return events, sorted(rejected + found, key=lambda r: r.row)
 
 
-def naive_parquet(path: Path, options: ReadOptions) -> tuple[EventBatch, list[RejectedRow]]:
+def naive_parquet(path: Path, options: ReadOptions) -> tuple[Lists, list[RejectedRow]]:
     """A Parquet file by pyarrow's whole-table reader, each column by ``arrow_values``."""
     table = pq.read_table(path)
     columns = {name: arrow_values(table.column(name)) for name in table.column_names}
@@ -227,7 +272,11 @@ def typed(values: list[object]) -> list[tuple[str, object]]:
     return [(type(value).__name__, value) for value in values]
 
 
-def assert_same_events(got: EventBatch, expected: EventBatch, *, source: bool = True) -> None:
+def assert_same_events(
+    got: EventBatch | Lists, expected: EventBatch | Lists, *, source: bool = True
+) -> None:
+    got = lists(got) if isinstance(got, EventBatch) else got
+    expected = lists(expected) if isinstance(expected, EventBatch) else expected
     assert got.types == expected.types
     assert typed(list(got.times)) == typed(list(expected.times))
     assert list(got.columns) == list(expected.columns)
@@ -243,8 +292,8 @@ def rejects(rows: list[RejectedRow]) -> list[tuple[str, int, str, str]]:
     return [(r.source, r.row, r.reason, repr(r.record)) for r in rows]
 
 
-def check_arrays(batch: ColumnarBatch) -> None:
-    """The array contract of ColumnarBatch."""
+def check_arrays(batch: EventBatch) -> None:
+    """The array contract of EventBatch."""
     n = len(batch)
     assert batch.types.dtype == np.int32 and batch.types.shape == (n,)
     assert batch.times.dtype in (np.int64, np.float64) and batch.times.shape == (n,)
@@ -265,9 +314,9 @@ def check_arrays(batch: ColumnarBatch) -> None:
             assert column.kind == "mixed" and len(column.values) == n
 
 
-def joined(chunks: list[Any]) -> EventBatch:
+def joined(chunks: list[Any]) -> Lists:
     """The events of chunks one after the other (a column a chunk lacks is missing)."""
-    parts = [chunk.events.to_events() for chunk in chunks]
+    parts = [lists(chunk.events) for chunk in chunks]
     names: dict[str, None] = {}
     for part in parts:
         names.update(dict.fromkeys(part.columns))
@@ -275,7 +324,7 @@ def joined(chunks: list[Any]) -> EventBatch:
     for part in parts:
         for name, values in columns.items():
             values.extend(part.columns.get(name) or [None] * len(part))
-    return EventBatch(
+    return Lists(
         [t for p in parts for t in p.types],
         [t for p in parts for t in p.times],
         columns,
@@ -298,17 +347,14 @@ def same(path: Path, *, chunks: tuple[int, ...] = (1, 2, 3), **options: Any) -> 
         events, rejected = NAIVE[suffix](path, plain)
         assert_same_events(expected.events, events)
         assert rejects(expected.rejected) == rejects(rejected)
-    got = read_columnar(path, names=names, **options)
-    check_arrays(got.events)
-    assert_same_events(got.events.to_events(), expected.events)
-    assert rejects(got.rejected) == rejects(expected.rejected)
     with mock.patch.object(readers, "_GATHER_ROWS", 2):  # gathered from chunks of 2 rows
-        gathered = read_columnar(path, names=names, **options)
+        gathered = read_events(path, columns=names, **options)
+    check_arrays(expected.events)
     check_arrays(gathered.events)
-    assert_same_events(gathered.events.to_events(), expected.events)
+    assert_same_events(gathered.events, expected.events)
     assert rejects(gathered.rejected) == rejects(expected.rejected)
     for chunk_rows in (*chunks, 10**6):
-        pieces = list(iter_columnar(path, names=names, chunk_rows=chunk_rows, **options))
+        pieces = list(iter_events(path, columns=names, chunk_rows=chunk_rows, **options))
         assert pieces, "at least one chunk"
         for piece in pieces:
             check_arrays(piece.events)
@@ -317,7 +363,7 @@ def same(path: Path, *, chunks: tuple[int, ...] = (1, 2, 3), **options: Any) -> 
         assert rejects([r for piece in pieces for r in piece.rejected]) == rejects(
             expected.rejected
         )
-    return got
+    return expected
 
 
 # ----------------------------------------------------------------------------- CSV inputs, against the naive reader
@@ -489,8 +535,8 @@ def test_iso_times_with_and_without_fractions_keep_their_kinds(tmp_path: Path) -
     assert events.times.dtype == np.float64
     assert events.time_ints is not None
     assert events.time_ints.tolist() == [i % 4 == 0 for i in range(40)]
-    assert events.to_events().times[:2] == [FEB8_0930, FEB8_0930 + 1.25]
-    assert type(events.to_events().times[0]) is int
+    assert lists(events).times[:2] == [FEB8_0930, FEB8_0930 + 1.25]
+    assert type(lists(events).times[0]) is int
 
 
 def test_gzip_csv(tmp_path: Path) -> None:
@@ -522,11 +568,11 @@ def test_input_errors_are_raised_by_every_reader(tmp_path: Path) -> None:
         (["type", "ts"], r"time column 'time' not found .* columns are \[type, ts\]"),
     ):
         with pytest.raises(InputError, match=message):
-            read_columnar(path, names=names)
+            read_events(path, columns=names)
         with pytest.raises(InputError, match=message):
-            iter_columnar(path, names=names)
+            iter_events(path, columns=names)
     with pytest.raises(InputError, match="chunk_rows must be at least 1"):
-        iter_columnar(path, chunk_rows=0)
+        iter_events(path, chunk_rows=0)
     for text_, message in (
         ('type,time,x\nA,1,"two\nlines"\nA,2,"oops\nB,3,y\nC,4,z\n', "line 4 is never closed"),
         ('type,time,x\nA,1,"a\nb",extra\nA,2,"oops\nB,3,y\n', "never closed"),
@@ -535,11 +581,10 @@ def test_input_errors_are_raised_by_every_reader(tmp_path: Path) -> None:
         bad = tmp_path / "bad.csv"
         bad.write_bytes(text_.encode("latin-1") if message is None else text_.encode())
         message = message or "is not UTF-8 text.*iconv"
-        for read in (read_events, read_columnar):
-            with pytest.raises(InputError, match=message):
-                read(bad)
         with pytest.raises(InputError, match=message):
-            list(iter_columnar(bad, chunk_rows=1))
+            read_events(bad)
+        with pytest.raises(InputError, match=message):
+            list(iter_events(bad, chunk_rows=1))
 
 
 def test_jsonl_equals_the_naive_reader(tmp_path: Path) -> None:
@@ -551,7 +596,7 @@ def test_jsonl_equals_the_naive_reader(tmp_path: Path) -> None:
     )
     result = same(path)
     assert [r.row for r in result.rejected] == [2, 3]
-    assert result.events.to_events().times == [1, 2.5, FEB8_0930]
+    assert lists(result.events).times == [1, 2.5, FEB8_0930]
 
 
 def test_jsonl_chunks_without_the_type_key_wait_for_one_that_has_it(tmp_path: Path) -> None:
@@ -563,11 +608,11 @@ def test_jsonl_chunks_without_the_type_key_wait_for_one_that_has_it(tmp_path: Pa
     assert [(r.row, r.reason) for r in result.rejected] == [
         (row, "no event type in column 'type'") for row in (1, 2, 4)
     ]
-    assert [len(c.rejected) for c in iter_columnar(path, chunk_rows=1)] == [1, 1, 0, 1]
+    assert [len(c.rejected) for c in iter_events(path, chunk_rows=1)] == [1, 1, 0, 1]
     none = jsonl_file(tmp_path, ['{"time": 1, "x": 1}', "[2]", '{"time": 3, "y": 2}'], "n.jsonl")
     for chunk_rows in (1, 2, 10):
         with pytest.raises(InputError, match=r"type column 'type' not found .*\[time, x, y\]"):
-            list(iter_columnar(none, chunk_rows=chunk_rows))
+            list(iter_events(none, chunk_rows=chunk_rows))
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -595,16 +640,16 @@ def test_clean_files_never_take_the_slow_path(
     for name in ("column_of", "arrow_values", "assemble_columns"):
         monkeypatch.setattr(assemble, name, refuse)
     monkeypatch.setattr(text, "text_values", refuse)
-    monkeypatch.setattr(ColumnarBatch, "from_events", refuse)
+    monkeypatch.setattr(EventBatch, "of", refuse)
     parsed: list[object] = []
     monkeypatch.setattr(assemble, "time_value", lambda v: parsed.append(v) or time_value(v))
     for chunks in (
-        [read_columnar(path, numeric={"Pay": ["note"]})],
-        list(iter_columnar(path, numeric={"Pay": ["note"]}, chunk_rows=64)),
+        [read_events(path, numeric={"Pay": ["note"]})],
+        list(iter_events(path, numeric={"Pay": ["note"]}, chunk_rows=64)),
     ):
         assert_same_events(joined(chunks), expected)
         assert [r for c in chunks for r in c.rejected] == rejected
-    result = read_columnar(path, numeric={"Pay": ["note"]})
+    result = read_events(path, numeric={"Pay": ["note"]})
     kinds = {name: column.kind for name, column in result.events.columns.items()}
     assert kinds == {"driver": "int", "price": "float", "note": "text", "day": "text"}
     assert len(result.rejected) == 2 + sum(1 for i in range(300) if i % 3 == 0 and i % 5)
@@ -634,7 +679,7 @@ def test_plain_number_bytes_agree_with_the_cell_rules() -> None:
         column = pa.chunked_array([pa.array(cells_, pa.string())])
         quick = text.plain_numbers(column)
         if quick is not None:
-            got = columnar.Column(*quick).python_values()
+            got = batch.Column(*quick).python_values()
             assert typed(got) == typed([parse_cell(c) for c in cells_]), cells_
     assert text.plain_numbers(pa.chunked_array([pa.array(["1", "-2"])])) is not None
     assert text.plain_numbers(pa.chunked_array([pa.array(["1.5", "-2.0"])])) is not None
@@ -680,7 +725,7 @@ def test_naive_and_fast_cell_rules_agree(pieces: list[list[str]], cut: int) -> N
             values["type"] = record["type"].strip() or None
             rows.append((i + 1, values, lambda record=record: record))
         events, rejected = naive(rows, ["type", "time", "v"], "s", options)
-        assert_same_events(got.events.to_events(), events)
+        assert_same_events(lists(got.events), events)
         assert rejects(got.rejected) == rejects(rejected)
 
 
@@ -811,7 +856,7 @@ def test_generated_jsonl_equals_the_naive_reader(
     ]
     path = write(tmp_path / "gen.jsonl", "\n".join(texts) + "\n")
     try:
-        read_events(path, **options)
+        read_listed(path, **options)
     except InputError:
         with pytest.raises(InputError):
             naive_jsonl(path, ReadOptions(**options))
@@ -863,7 +908,7 @@ def test_parquet_value_kinds(tmp_path: Path) -> None:
     kinds = {name: column.kind for name, column in events.columns.items()}
     assert kinds["i"] == "int" and kinds["s"] == "text" and kinds["b"] == "text"
     assert kinds["day"] == "int" and kinds["whole"] == "int" and kinds["ns"] == "float"
-    assert events.to_events().times == [FEB8_0930, FEB8_0930 + 0.25, 1360281600]
+    assert lists(events).times == [FEB8_0930, FEB8_0930 + 0.25, 1360281600]
 
 
 @pytest.mark.parametrize(
@@ -943,7 +988,7 @@ def test_parquet_chunks_follow_row_groups_and_row_numbers(tmp_path: Path) -> Non
     )
     path = parquet_file(tmp_path, table, row_group_size=128)
     same(path, chunks=(1, 97, 300))
-    chunks = list(iter_columnar(path, chunk_rows=300))
+    chunks = list(iter_events(path, chunk_rows=300))
     assert [len(c.events) for c in chunks] == [300, 300, 300, 100]
     assert chunks[-1].events.rows.tolist() == list(range(901, 1001))
 
@@ -962,7 +1007,7 @@ def test_parquet_dataset_chunks(tmp_path: Path) -> None:
     (folder / "_SUCCESS").write_text("")
     result = same(folder)
     assert result.events.source == str(folder)
-    assert result.events.to_events().times == [1, 2, 3.5, 4.0]
+    assert lists(result.events).times == [1, 2, 3.5, 4.0]
     (rejected,) = result.rejected
     assert rejected.source == str(folder / "region=south" / "p.parquet")
     events = same(folder, event_type="Stock").events
@@ -985,11 +1030,10 @@ def test_parquet_errors_are_raised_by_every_reader(tmp_path: Path) -> None:
         (tmp_path / "empty", "holds no Parquet files"),
         (twice, rf"columns \['time'\] appear twice in {twice}; rename them"),
     ):
-        for read in (read_events, read_columnar):
-            with pytest.raises(InputError, match=message):
-                read(path)
         with pytest.raises(InputError, match=message):
-            list(iter_columnar(path))
+            read_events(path)
+        with pytest.raises(InputError, match=message):
+            list(iter_events(path))
 
 
 def test_empty_parquet(tmp_path: Path) -> None:
@@ -1008,13 +1052,13 @@ def test_csv_chunks_continue_row_numbers_and_switch_readers(tmp_path: Path) -> N
     path = csv_file(tmp_path, "type,time,v\n" + "\n".join(lines) + "\n")
     result = same(path, chunks=(1, 7, 30))
     assert [r.row for r in result.rejected] == [71, 81]
-    chunks = list(iter_columnar(path, chunk_rows=30))
+    chunks = list(iter_events(path, chunk_rows=30))
     assert [c.events.rows[0] for c in chunks] == [1, 31, 61, 91]
     assert chunks[0].events.columns["v"].kind == "int"  # read by pyarrow
 
 
 def test_iter_reads_a_header_only_file_as_one_empty_chunk(tmp_path: Path) -> None:
-    (chunk,) = list(iter_columnar(csv_file(tmp_path, "type,time,x\n")))
+    (chunk,) = list(iter_events(csv_file(tmp_path, "type,time,x\n")))
     assert len(chunk.events) == 0 and chunk.rejected == []
 
 
@@ -1032,12 +1076,12 @@ def test_whitespace_is_what_python_strips() -> None:
 def test_times_of_round_trips_every_kind() -> None:
     for times in ([1, 2], [1.5, 2.0], [1, 2.5], [2**60, 0.5], [2**70, 1], [], [-(2**63)]):
         values, whole, exact = times_of(times)
-        batch = ColumnarBatch(
+        batch = EventBatch(
             np.zeros(len(times), np.int32), ["A"], values, time_ints=whole, exact_times=exact
         )
-        assert typed(batch.to_events().times) == typed(times)
-        back = ColumnarBatch.from_events(batch.to_events())
-        assert typed(back.to_events().times) == typed(times)
+        assert typed(lists(batch).times) == typed(times)
+        back = EventBatch.of(["A"] * len(times), lists(batch).times)
+        assert typed(lists(back).times) == typed(times)
         picked = batch.take(np.arange(len(times))[::-1])
         assert typed(picked.time_values()) == typed(times[::-1])
     assert times_of([1, 2])[0].dtype == np.int64
@@ -1072,7 +1116,7 @@ def test_pyarrow_iso_times_are_python_iso_times(tmp_path: Path) -> None:
     with mock.patch.object(
         assemble, "time_value", side_effect=lambda v: parsed.append(v) or time_value(v)
     ):
-        result = read_events(path)
+        result = read_listed(path)
     assert 500 < len(ordered) - len(parsed) < len(ordered)  # most by pyarrow, not all
     times = iter(result.events.times)
     reasons = iter(result.rejected)
@@ -1088,7 +1132,7 @@ def test_pyarrow_iso_times_are_python_iso_times(tmp_path: Path) -> None:
 def test_python_csv_goes_on_where_pyarrow_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An irregular row in a later chunk: read_columnar, like iter_columnar, keeps the
+    """An irregular row in a later chunk: read_events, like iter_events, keeps the
     chunks pyarrow read and goes on from there with Python's csv (no second read)."""
     rows = [f"A,{i},{i}" for i in range(1, 41)] + ["A,41,41,extra", "A,42"]
     path = csv_file(tmp_path, "type,time,x\n" + "\n".join(rows) + "\n")
@@ -1106,10 +1150,10 @@ def test_python_csv_goes_on_where_pyarrow_stopped(
     assert result.events.rows.tolist() == [*range(1, 41), 42]
     assert [r.row for r in result.rejected] == [41]
     skipped.clear()
-    read_columnar(path)
+    read_events(path)
     (skip,) = skipped
     assert 0 < skip <= 40 and skip % 4 == 0  # the rows of pyarrow's chunks, not read again
-    chunks = list(iter_columnar(path, chunk_rows=4))
+    chunks = list(iter_events(path, chunk_rows=4))
     assert chunks[0].events.columns["x"].kind == "int"  # read by pyarrow
     assert chunks[-1].events.rows.tolist() == [42]
 
@@ -1126,8 +1170,8 @@ def test_python_csv_reads_cells_as_pyarrow_does(tmp_path: Path) -> None:
     ]
     plain = csv_file(tmp_path, "\n".join([*lines, "A,5,,"]) + "\n", "plain.csv")
     irregular = csv_file(tmp_path, "\n".join([*lines, "A,5", "A,1,2,3,x"]) + "\n", "long.csv")
-    expected = read_events(plain, numeric={"B": ["a"]})
-    got = read_events(irregular, numeric={"B": ["a"]})
+    expected = read_listed(plain, numeric={"B": ["a"]})
+    got = read_listed(irregular, numeric={"B": ["a"]})
     assert_same_events(got.events, expected.events, source=False)  # (a short row: missing)
     *rest, extra = got.rejected
     assert extra.row == 302 and extra.record["_extra"] == ["x"]
@@ -1141,12 +1185,12 @@ def test_gather_grows_past_its_capacity(tmp_path: Path) -> None:
     text_ = "type,time,a,b\n" + "".join(f"T{i % 4},{i},{i},{i / 2}\n" for i in range(50))
     path = csv_file(tmp_path, text_)
     gather = Gather(1)
-    for chunk in iter_columnar(path, chunk_rows=7):
+    for chunk in iter_events(path, chunk_rows=7):
         gather.add(chunk)
     assert gather.capacity >= 50
     got = gather.result(str(path))
     check_arrays(got.events)
-    assert_same_events(got.events.to_events(), read_events(path).events)
+    assert_same_events(lists(got.events), read_listed(path).events)
 
 
 def test_parquet_files_of_different_kinds(tmp_path: Path) -> None:
@@ -1183,21 +1227,21 @@ def test_attributes_keep_only_the_named_columns_and_full_rejected_records(
     )
     keep = {"driver"}
     numeric = {"B": ["speed"]}
-    full = read_events(path, numeric=numeric)
-    expected = EventBatch(
+    full = read_listed(path, numeric=numeric)
+    expected = Lists(
         types=full.events.types,
         times=full.events.times,
         columns={k: v for k, v in full.events.columns.items() if k in keep | {"speed"}},
         rows=full.events.rows,
         source=full.events.source,
     )
-    whole = read_columnar(path, numeric=numeric, attributes=keep)
+    whole = read_events(path, numeric=numeric, attributes=keep)
     assert sorted(whole.events.columns) == ["driver", "speed"]  # numeric ones are kept
-    assert_same_events(whole.events.to_events(), expected)
+    assert_same_events(lists(whole.events), expected)
     assert rejects(whole.rejected) == rejects(full.rejected)
     assert [r.record for r in whole.rejected] == [r.record for r in full.rejected]
     assert whole.rejected[0].record["note"] == "y"
-    chunks = list(iter_columnar(path, numeric=numeric, attributes=keep, chunk_rows=1))
+    chunks = list(iter_events(path, numeric=numeric, attributes=keep, chunk_rows=1))
     assert all(sorted(c.events.columns) == ["driver", "speed"] for c in chunks)
     assert [r for c in chunks for r in c.rejected] == whole.rejected
 
@@ -1213,10 +1257,10 @@ def test_attributes_apply_on_every_path(tmp_path: Path) -> None:
     ragged.write_text("type,time,g,x\nA,1,1,2\nA,2,1,3,extra\n")
     parquet = parquet_file(tmp_path, pa.table({"type": ["A"], "time": [1], "g": [1], "x": [2]}))
     for path in (jsonl, ragged, parquet):
-        assert list(read_columnar(path, attributes=["g"]).events.columns) == ["g"], path
-        assert all(
-            list(c.events.columns) == ["g"] for c in iter_columnar(path, attributes=["g"])
-        ), path
+        assert list(read_events(path, attributes=["g"]).events.columns) == ["g"], path
+        assert all(list(c.events.columns) == ["g"] for c in iter_events(path, attributes=["g"])), (
+            path
+        )
 
 
 # ----------------------------------------------------------------------------- basics
@@ -1224,7 +1268,7 @@ def test_attributes_apply_on_every_path(tmp_path: Path) -> None:
 
 def test_csv_basic_columns_rows_and_types(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,price,name\nA,1,10,x\nB,2,2.5,y\n")
-    result = read_events(path)
+    result = read_listed(path)
     events = result.events
     assert result.rejected == []
     assert events.types == ["A", "B"]
@@ -1239,22 +1283,27 @@ def test_csv_basic_columns_rows_and_types(tmp_path: Path) -> None:
 
 def test_attrs_leave_out_missing_values(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,a,b\nA,1,,7\n")
-    events = read_events(path).events
+    events = read_listed(path).events
     assert events.columns == {"a": [None], "b": [7]}
     assert events.attrs(0) == {"b": 7}
 
 
 def test_custom_type_and_time_columns(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "kind,ts,type\nA,5,t\n")
-    events = read_events(path, type_col="kind", time_col="ts").events
+    events = read_listed(path, type_col="kind", time_col="ts").events
     assert events.types == ["A"] and events.times == [5]
     assert events.columns == {"type": ["t"]}
 
 
 def test_event_batch_checks_lengths() -> None:
     with pytest.raises(ValueError, match="differ in length"):
-        EventBatch(["A"], [1, 2], {}, [1])
-    assert EventBatch(["A", "B"], [1, 2]).rows == [1, 2]
+        EventBatch.of(["A"], [1, 2], {}, [1])
+    with pytest.raises(ValueError, match="differ in length"):
+        EventBatch.of(["A", "B"], [1, 2], {"x": [1]})
+    batch = EventBatch.of(["A", "B", "A"], [1, 2.5, 3], {"x": [1, None, "w"]})
+    assert batch.rows is not None and batch.rows.tolist() == [1, 2, 3]
+    assert batch.type_names == ["A", "B"] and batch.types.tolist() == [0, 1, 0]
+    assert batch.records() == [("A", 1, {"x": 1}), ("B", 2.5, {}), ("A", 3, {"x": "w"})]
 
 
 # ----------------------------------------------------------------------------- missing columns
@@ -1263,7 +1312,7 @@ def test_event_batch_checks_lengths() -> None:
 def test_missing_type_column_message(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "kind,time,x\nA,1,2\n")
     with pytest.raises(InputError) as info:
-        read_events(path)
+        read_listed(path)
     assert str(info.value) == (
         f"type column 'type' not found in {path}; columns are [kind, time, x]; "
         "pass --type-col, or pass --event-type NAME if every row has the same type"
@@ -1277,17 +1326,17 @@ def test_missing_type_column_message_in_every_format(tmp_path: Path) -> None:
     hint = "pass --type-col, or pass --event-type NAME if every row has the same type"
     for path in (parquet, jsonl):
         with pytest.raises(InputError, match="type column 'type' not found") as info:
-            read_events(path)
+            read_listed(path)
         assert str(info.value).endswith(hint)
     with pytest.raises(InputError, match="type column 'type' not found") as info:
-        from_records([{"time": 1}])
+        records_listed([{"time": 1}])
     assert str(info.value).endswith(hint)
 
 
 def test_missing_time_column_message(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,ts,x\nA,1,2\n")
     with pytest.raises(InputError) as info:
-        read_events(path)
+        read_listed(path)
     message = str(info.value)
     assert (
         f"time column 'time' not found in {path}; columns are [type, ts, x]; pass --time-col"
@@ -1298,25 +1347,25 @@ def test_missing_time_column_message(tmp_path: Path) -> None:
 def test_missing_time_column_jsonl_lists_union_of_keys(tmp_path: Path) -> None:
     path = jsonl_file(tmp_path, ['{"type": "A", "ts": 1}', '{"type": "B", "ts": 2, "x": 1}'])
     with pytest.raises(InputError, match=r"columns are \[type, ts, x\]; pass --time-col"):
-        read_events(path)
+        read_listed(path)
 
 
 def test_missing_time_column_parquet(tmp_path: Path) -> None:
     path = tmp_path / "events.parquet"
     pq.write_table(pa.table({"type": ["A"], "when": [1]}), path)
     with pytest.raises(InputError, match=r"time column 'time' not found.*\[type, when\]"):
-        read_events(path)
+        read_listed(path)
 
 
 def test_same_type_and_time_column_is_an_error(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time\nA,1\n")
     with pytest.raises(InputError, match="both 'type'"):
-        read_events(path, time_col="type")
+        read_listed(path, time_col="type")
 
 
 def test_ValueError_is_caught_by_callers_who_do_not_know_trendagg(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        read_events(csv_file(tmp_path, "a,b\n1,2\n"))
+        read_listed(csv_file(tmp_path, "a,b\n1,2\n"))
 
 
 # ----------------------------------------------------------------------------- types
@@ -1324,7 +1373,7 @@ def test_ValueError_is_caught_by_callers_who_do_not_know_trendagg(tmp_path: Path
 
 def test_missing_or_empty_type_is_rejected(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time\nA,1\n,2\n   ,3\nB,4\n")
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.types == ["A", "B"]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (2, "no event type in column 'type'"),
@@ -1335,16 +1384,16 @@ def test_missing_or_empty_type_is_rejected(tmp_path: Path) -> None:
 
 def test_type_is_always_text(tmp_path: Path) -> None:
     csv_path = csv_file(tmp_path, "type,time\n007,1\n12,2\n")
-    assert read_events(csv_path).events.types == ["007", "12"]
+    assert read_listed(csv_path).events.types == ["007", "12"]
     json_path = jsonl_file(tmp_path, ['{"type": 7, "time": 1}', '{"type": true, "time": 1}'])
-    assert read_events(json_path).events.types == ["7", "true"]
+    assert read_listed(json_path).events.types == ["7", "true"]
 
 
 def test_jsonl_missing_type_key_is_rejected(tmp_path: Path) -> None:
     path = jsonl_file(
         tmp_path, ['{"type": "A", "time": 1}', '{"time": 2}', '{"type": null, "time": 3}']
     )
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.types == ["A"]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (2, "no event type in column 'type'"),
@@ -1372,7 +1421,7 @@ def test_jsonl_missing_type_key_is_rejected(tmp_path: Path) -> None:
 )
 def test_iso_times_become_epoch_seconds(tmp_path: Path, text: str, expected: float) -> None:
     path = csv_file(tmp_path, f"type,time\nA,{text}\n")
-    result = read_events(path)
+    result = read_listed(path)
     assert result.rejected == []
     (value,) = result.events.times
     assert value == expected
@@ -1384,7 +1433,7 @@ def test_numeric_times_keep_their_kind(tmp_path: Path) -> None:
         tmp_path,
         "type,time\nA,5\nA,1.5\nA,1e3\nA,-3\nA,8796093022207\nA,123456789012345678901234\n",
     )
-    read = read_events(path)
+    read = read_listed(path)
     times = read.events.times
     assert times == [5, 1.5, 1000.0, -3, 2**43 - 1]
     assert [type(t) for t in times] == [int, float, float, int, int]
@@ -1407,14 +1456,14 @@ def test_jsonl_times_numbers_strings_and_numeric_text(tmp_path: Path) -> None:
             '{"type": "A", "time": "17"}',
         ],
     )
-    times = read_events(path).events.times
+    times = read_listed(path).events.times
     assert times == [5, 2.5, FEB8_0930, 17]
     assert [type(t) for t in times] == [int, float, int, int]
 
 
 def test_bad_times_are_rejected_with_reasons(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time\nA,yesterday\nA,\nA,nan\nA,inf\nA,2013-02-30\nA,1\n")
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.times == [1]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (1, "time 'yesterday' is neither a number nor an ISO-8601 timestamp"),
@@ -1441,7 +1490,7 @@ def test_jsonl_nonfinite_and_missing_times_are_rejected(tmp_path: Path) -> None:
             '{"type": "A", "time": 3}',
         ],
     )
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.times == [3]
     reasons = [r.reason for r in result.rejected]
     assert reasons[0] == "time 'nan' is not a finite number"
@@ -1457,23 +1506,23 @@ def test_csv_mixed_column_numbers_and_strings(tmp_path: Path) -> None:
     path = csv_file(
         tmp_path, 'type,time,v\nA,1,10\nA,2,abc\nA,3,2.5\nA,4,\nA,5,"  7 "\nA,6, hi there \n'
     )
-    values = only_event_values(read_events(path), "v")
+    values = only_event_values(read_listed(path), "v")
     assert values == [10, "abc", 2.5, None, 7, "hi there"]
     assert [type(v) for v in values] == [int, str, float, type(None), int, str]
 
 
 def test_csv_integer_literals(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,v\nA,1,+5\nA,2,007\nA,3,-12\nA,4,0\n")
-    values = only_event_values(read_events(path), "v")
+    values = only_event_values(read_listed(path), "v")
     assert values == [5, 7, -12, 0]
     assert all(type(v) is int for v in values)
 
 
 def test_csv_float_column_and_nonfinite_texts_stay_strings(tmp_path: Path) -> None:
     floats = csv_file(tmp_path, "type,time,v\nA,1,1.5\nA,2,2e3\nA,3,.5\n", "f.csv")
-    assert only_event_values(read_events(floats), "v") == [1.5, 2000.0, 0.5]
+    assert only_event_values(read_listed(floats), "v") == [1.5, 2000.0, 0.5]
     odd = csv_file(tmp_path, "type,time,v\nA,1,1.5\nA,2,nan\nA,3,inf\nA,4,1e999\nA,5,-Infinity\n")
-    assert only_event_values(read_events(odd), "v") == [1.5, "nan", "inf", "1e999", "-Infinity"]
+    assert only_event_values(read_listed(odd), "v") == [1.5, "nan", "inf", "1e999", "-Infinity"]
 
 
 def test_csv_huge_ints_are_exact(tmp_path: Path) -> None:
@@ -1483,7 +1532,7 @@ def test_csv_huge_ints_are_exact(tmp_path: Path) -> None:
         tmp_path,
         f"type,time,h,m\nA,1,{huge},{int_text(beyond_str_limit)}\nA,2,-{huge},3\nA,3,9223372036854775808,x\n",
     )
-    events = read_events(path).events
+    events = read_listed(path).events
     assert events.columns["h"] == [huge, -huge, 2**63]
     assert events.columns["m"] == [beyond_str_limit, 3, "x"]
 
@@ -1492,17 +1541,17 @@ def test_csv_all_int_column_near_int64_limits(tmp_path: Path) -> None:
     values = [2**63 - 1, -(2**63), 2**63, 10**18, -(10**18) + 1]
     text = "".join(f"A,{i},{v}\n" for i, v in enumerate(values))
     path = csv_file(tmp_path, "type,time,v\n" + text)
-    assert only_event_values(read_events(path), "v") == values
+    assert only_event_values(read_listed(path), "v") == values
 
 
 def test_csv_quoted_cells_with_commas_and_newlines(tmp_path: Path) -> None:
     path = csv_file(tmp_path, 'type,time,note\nA,1,"a, b"\nA,2,"two\nlines"\nA,3,"say ""hi"""\n')
-    assert only_event_values(read_events(path), "note") == ["a, b", "two\nlines", 'say "hi"']
+    assert only_event_values(read_listed(path), "note") == ["a, b", "two\nlines", 'say "hi"']
 
 
 def test_csv_extra_cells_rejected_fewer_cells_missing(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,a,b\nA,1,x,y\nB,2,x,y,z,w\nC,3\n\nD,4,q,r\n")
-    result = read_events(path)
+    result = read_listed(path)
     events = result.events
     assert events.types == ["A", "C", "D"]
     assert events.rows == [1, 3, 4]
@@ -1517,7 +1566,7 @@ def test_csv_extra_cells_rejected_fewer_cells_missing(tmp_path: Path) -> None:
 
 def test_csv_row_numbers_count_data_rows(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time\nA,1\nA,bad\nA,3\nA,also bad\n")
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.rows == [1, 3]
     assert [r.row for r in result.rejected] == [2, 4]
 
@@ -1525,38 +1574,38 @@ def test_csv_row_numbers_count_data_rows(tmp_path: Path) -> None:
 def test_csv_bom_and_crlf(tmp_path: Path) -> None:
     path = tmp_path / "events.csv"
     path.write_bytes("\ufefftype,time,x\r\nA,1,2\r\n".encode())
-    events = read_events(path).events
+    events = read_listed(path).events
     assert events.types == ["A"] and events.columns == {"x": [2]}
 
 
 def test_csv_header_only_is_empty_but_checked(tmp_path: Path) -> None:
-    assert len(read_events(csv_file(tmp_path, "type,time,x\n")).events) == 0
+    assert len(read_listed(csv_file(tmp_path, "type,time,x\n")).events) == 0
     with pytest.raises(InputError, match="--time-col"):
-        read_events(csv_file(tmp_path, "type,x\n", "other.csv"))
+        read_listed(csv_file(tmp_path, "type,x\n", "other.csv"))
 
 
 def test_empty_csv_is_an_input_error(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "")
     with pytest.raises(InputError, match=r"is empty; a CSV event file needs a header row") as info:
-        read_events(path)
+        read_listed(path)
     assert str(path) in str(info.value)
 
 
 def test_duplicate_csv_header_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="column 'x' appears twice"):
-        read_events(csv_file(tmp_path, "type,time,x,x\nA,1,2,3\n"))
+        read_listed(csv_file(tmp_path, "type,time,x,x\nA,1,2,3\n"))
 
 
 def test_csv_not_utf8_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "events.csv"
     path.write_bytes(b"type,time,x\nA,1,caf\xe9\n")
     with pytest.raises(InputError, match="is not UTF-8 text.*iconv"):
-        read_events(path)
+        read_listed(path)
 
 
 def test_rejected_csv_record_keeps_raw_text(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,x\nA, soon , 12 \n")
-    (rejected,) = read_events(path).rejected
+    (rejected,) = read_listed(path).rejected
     assert rejected.record == {"type": "A", "time": " soon ", "x": " 12 "}
     assert rejected.source == str(path)
 
@@ -1583,7 +1632,7 @@ def test_csv_vectorised_conversion_equals_cell_rules(
         writer.writerow(["type", "time", "a", "b"])
         for i, (a, b) in enumerate(table):
             writer.writerow(["T", i, a, b])
-    fast = read_events(path)
+    fast = read_listed(path)
     assert fast.rejected == []
     assert len(fast.events) == len(table)
     for column, index in (("a", 0), ("b", 1)):
@@ -1601,7 +1650,7 @@ def test_numeric_attributes_reject_text_for_the_listed_types(tmp_path: Path) -> 
         tmp_path,
         "type,time,price,qty\nB,1,n/a,1\nA,2,n/a,1\nB,3,,1\nB,4,12.5,1\nB,5,3,x\nB,6,true,2\n",
     )
-    result = read_events(path, numeric={"B": {"price"}})
+    result = read_listed(path, numeric={"B": {"price"}})
     assert result.events.types == ["A", "B", "B", "B"]
     assert result.events.columns["price"] == ["n/a", None, 12.5, 3]
     assert [(r.row, r.reason) for r in result.rejected] == [
@@ -1620,7 +1669,7 @@ def test_numeric_requirement_in_jsonl_rejects_booleans_and_nested(tmp_path: Path
             '{"type": "B", "time": 4}',
         ],
     )
-    result = read_events(path, numeric={"B": ["price"]})
+    result = read_listed(path, numeric={"B": ["price"]})
     assert result.events.times == [3, 4]
     assert [r.reason for r in result.rejected] == [
         "attribute 'price' is 'true', not a number (the queries read it numerically)",
@@ -1640,7 +1689,7 @@ def test_jsonl_values(tmp_path: Path) -> None:
             '{"type": "A", "time": 2, "b": false, "extra": "e"}',
         ],
     )
-    events = read_events(path).events
+    events = read_listed(path).events
     assert events.columns == {
         "n": [3, None],
         "f": [1.5, None],
@@ -1662,7 +1711,7 @@ def test_jsonl_huge_ints_are_exact(tmp_path: Path) -> None:
             '{"type": "A", "time": 2, "h": ' + int_text(beyond_str_limit) + "}",
         ],
     )
-    assert read_events(path).events.columns["h"] == [huge, beyond_str_limit]
+    assert read_listed(path).events.columns["h"] == [huge, beyond_str_limit]
 
 
 def test_jsonl_invalid_lines_and_blank_lines_keep_line_numbers(tmp_path: Path) -> None:
@@ -1671,7 +1720,7 @@ def test_jsonl_invalid_lines_and_blank_lines_keep_line_numbers(tmp_path: Path) -
         '{"type": "A", "time": 1}\n\n   \n  {"type": "A", "time": 2,}\n[1, 2]\n"text"\n'
         '{"type": "A", "time": 7}\n',
     )
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.rows == [1, 7]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (4, "invalid JSON at column 27: Expecting property name enclosed in double quotes"),
@@ -1684,7 +1733,7 @@ def test_jsonl_invalid_lines_and_blank_lines_keep_line_numbers(tmp_path: Path) -
 def test_jsonl_not_utf8_line_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(b'{"type": "A", "time": 1}\n{"type": "caf\xe9", "time": 2}\n')
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.types == ["A"]
     (rejected,) = result.rejected
     assert rejected.row == 2 and rejected.reason.startswith("line is not UTF-8 text")
@@ -1693,11 +1742,11 @@ def test_jsonl_not_utf8_line_is_rejected(tmp_path: Path) -> None:
 def test_json_array_file_is_an_input_error(tmp_path: Path) -> None:
     path = write(tmp_path / "events.json", '[\n{"type": "A", "time": 1}\n]\n')
     with pytest.raises(InputError, match=r"one JSON array, not JSON Lines.*jq -c"):
-        read_events(path)
+        read_listed(path)
 
 
 def test_empty_jsonl_gives_no_events(tmp_path: Path) -> None:
-    result = read_events(write(tmp_path / "e.ndjson", "\n\n"))
+    result = read_listed(write(tmp_path / "e.ndjson", "\n\n"))
     assert len(result.events) == 0 and result.rejected == []
 
 
@@ -1708,13 +1757,13 @@ def test_gzipped_csv_and_jsonl(tmp_path: Path) -> None:
     csv_gz = tmp_path / "events.csv.gz"
     with gzip.open(csv_gz, "wt", encoding="utf-8") as handle:
         handle.write("type,time,x\nA,1,2\nB,oops,3\nC,3,4,5\n")
-    result = read_events(csv_gz)
+    result = read_listed(csv_gz)
     assert result.events.types == ["A"]
     assert [r.row for r in result.rejected] == [2, 3]
     jsonl_gz = tmp_path / "events.jsonl.gz"
     with gzip.open(jsonl_gz, "wt", encoding="utf-8") as handle:
         handle.write('{"type": "A", "time": 1, "x": 12345678901234567890123}\n{bad\n')
-    result = read_events(jsonl_gz)
+    result = read_listed(jsonl_gz)
     assert result.events.columns == {"x": [12345678901234567890123]}
     assert result.rejected[0].row == 2
 
@@ -1722,7 +1771,7 @@ def test_gzipped_csv_and_jsonl(tmp_path: Path) -> None:
 def test_gzip_detected_from_content(tmp_path: Path) -> None:
     path = tmp_path / "events.csv"
     path.write_bytes(gzip.compress(b"type,time\nA,1\n"))
-    assert read_events(path).events.types == ["A"]
+    assert read_listed(path).events.types == ["A"]
 
 
 @pytest.mark.parametrize(
@@ -1730,27 +1779,27 @@ def test_gzip_detected_from_content(tmp_path: Path) -> None:
 )
 def test_format_from_extension_or_argument(tmp_path: Path, name: str, fmt: str | None) -> None:
     path = write(tmp_path / name, '{"type": "A", "time": 1}\n')
-    assert read_events(path, fmt=fmt).events.types == ["A"]
+    assert read_listed(path, fmt=fmt).events.types == ["A"]
 
 
 def test_unknown_extension_and_format(tmp_path: Path) -> None:
     path = write(tmp_path / "events.txt", "type,time\nA,1\n")
     with pytest.raises(InputError, match=r"cannot tell the format of .*events\.txt.*fmt="):
-        read_events(path)
-    assert read_events(path, fmt="csv").events.types == ["A"]
+        read_listed(path)
+    assert read_listed(path, fmt="csv").events.types == ["A"]
     with pytest.raises(InputError, match="unknown event format 'xls'"):
-        read_events(path, fmt="xls")
+        read_listed(path, fmt="xls")
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "nope.csv"
     with pytest.raises(InputError, match=r"nope\.csv' does not exist; check the path"):
-        read_events(path)
+        read_listed(path)
 
 
 def test_folder_with_text_format_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="only Parquet datasets"):
-        read_events(tmp_path, fmt="csv")
+        read_listed(tmp_path, fmt="csv")
 
 
 # ----------------------------------------------------------------------------- Parquet
@@ -1783,7 +1832,7 @@ def test_parquet_value_types(tmp_path: Path) -> None:
         }
     )
     pq.write_table(table, path)
-    events = read_events(path).events
+    events = read_listed(path).events
     assert events.types == ["A", "B", "A"]
     assert events.times == [FEB8_0930, FEB8_0930 + 0.25, FEB8]
     assert [type(t) for t in events.times] == [int, float, int]
@@ -1803,7 +1852,7 @@ def test_parquet_value_types(tmp_path: Path) -> None:
 def test_parquet_rejects_rows_with_its_row_numbers(tmp_path: Path) -> None:
     path = tmp_path / "events.parquet"
     pq.write_table(pa.table({"type": ["A", None, "B"], "time": ["1", "2", "never"]}), path)
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.times == [1]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (2, "no event type in column 'type'"),
@@ -1816,7 +1865,7 @@ def test_corrupt_parquet_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "events.parquet"
     path.write_bytes(b"PAR1 this is not really parquet")
     with pytest.raises(InputError) as info:
-        read_events(path)
+        read_listed(path)
     message = str(info.value)
     assert f"cannot read {path} as Parquet" in message
     assert "check that it is an intact Parquet file" in message
@@ -1831,7 +1880,7 @@ def test_parquet_folder_is_one_dataset(tmp_path: Path) -> None:
     pq.write_table(pa.table({"type": ["A", "B"], "time": [1, 2]}), first)
     pq.write_table(pa.table({"type": ["C", "D"], "time": [3, None], "extra": [2**40, 1]}), second)
     (folder / "_SUCCESS").write_text("")
-    result = read_events(folder)
+    result = read_listed(folder)
     events = result.events
     assert events.types == ["A", "B", "C"]
     assert events.times == [1, 2, 3]
@@ -1849,7 +1898,7 @@ def test_parquet_folder_is_one_dataset(tmp_path: Path) -> None:
 def test_empty_parquet_folder_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="holds no Parquet files"):
-        read_events(tmp_path / "empty")
+        read_listed(tmp_path / "empty")
 
 
 # ----------------------------------------------------------------------------- records
@@ -1862,7 +1911,7 @@ def test_from_records_follows_json_rules() -> None:
         {"type": "B", "time": 1.5, "price": Decimal("2.50")},
         ["not", "a", "mapping"],
     ]
-    result = from_records(records, numeric={"A": {"price"}})  # type: ignore[arg-type]
+    result = records_listed(records, numeric={"A": {"price"}})  # type: ignore[arg-type]
     events = result.events
     assert events.types == ["A", "B"]
     assert events.times == [FEB8_0930, 1.5]
@@ -1923,7 +1972,7 @@ def test_vectorised_iso_times_equal_python_parsing(tmp_path: Path, texts: list[s
     """Every plain ISO shape is parsed by pyarrow, to what time_value makes of it."""
     path = csv_file(tmp_path, "type,time\n" + "".join(f"A,{t}\n" for t in texts))
     with mock.patch.object(assemble, "time_value", side_effect=AssertionError("slow path")):
-        times = read_events(path).events.times
+        times = read_listed(path).events.times
     expected = [time_value(text) for text in texts]
     assert typed(times) == typed(expected)
 
@@ -1935,7 +1984,7 @@ def test_iso_shapes_pyarrow_cannot_match_are_parsed_by_python(tmp_path: Path) ->
     with mock.patch.object(
         assemble, "time_value", side_effect=lambda v: parsed.append(v) or time_value(v)
     ):
-        result = read_events(path)
+        result = read_listed(path)
     assert parsed == texts  # beyond microseconds, year 0 (pyarrow takes it), bad dates
     assert result.events.times == [FEB8_0930 + 0.1234567]
     assert [r.reason.split(" (")[0] for r in result.rejected] == [
@@ -1948,7 +1997,7 @@ def test_iso_shapes_pyarrow_cannot_match_are_parsed_by_python(tmp_path: Path) ->
 def test_many_iso_times_with_one_bad_one(tmp_path: Path) -> None:
     lines = [f"A,2013-02-08T09:30:{i:02d}.5+01:00" for i in range(50)] + ["A,2013-02-30T00:00:00"]
     path = csv_file(tmp_path, "type,time\n" + "\n".join(lines) + "\n")
-    result = read_events(path)
+    result = read_listed(path)
     assert result.events.times == [FEB8_0930 - 3600 + i + 0.5 for i in range(50)]
     (rejected,) = result.rejected
     assert rejected.row == 51 and "(day is out of range for month)" in rejected.reason
@@ -1957,10 +2006,10 @@ def test_many_iso_times_with_one_bad_one(tmp_path: Path) -> None:
 def test_unclosed_quote_is_an_input_error_not_one_giant_cell(tmp_path: Path) -> None:
     path = csv_file(tmp_path, 'type,time,x\nA,1,"two\nlines"\nA,2,"oops\nB,3,y\nC,4,z\n')
     with pytest.raises(InputError, match=r"quoted cell that starts on line 4 is never closed"):
-        read_events(path)
+        read_listed(path)
     extra = csv_file(tmp_path, 'type,time,x\nA,1,"a\nb",extra\nA,2,"oops\nB,3,y\n', "e.csv")
     with pytest.raises(InputError, match="never closed"):
-        read_events(extra)  # the row-by-row reader checks too
+        read_listed(extra)  # the row-by-row reader checks too
 
 
 # ----------------------------------------------------------------------------- one type for every row
@@ -1972,7 +2021,7 @@ def test_csv_event_type_without_type_column(tmp_path: Path) -> None:
         "date,open,close,volume,Name\n2013-02-08,45.07,45.08,1824755,A\n"
         "2013-02-11,,44.6,2915405,A\n",
     )
-    result = read_events(path, event_type="Stock", time_col="date")
+    result = read_listed(path, event_type="Stock", time_col="date")
     events = result.events
     assert result.rejected == []
     assert events.types == ["Stock", "Stock"]
@@ -1987,7 +2036,7 @@ def test_csv_event_type_without_type_column(tmp_path: Path) -> None:
 
 def test_csv_event_type_makes_the_type_column_an_attribute(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,x\nA,1,2\n,2,3\n   ,3,4\n007,4,5\n")
-    result = read_events(path, event_type="E")
+    result = read_listed(path, event_type="E")
     assert result.rejected == []  # blank 'type' cells are missing values, not missing types
     assert result.events.types == ["E"] * 4
     assert result.events.columns == {"type": ["A", None, None, 7], "x": [2, 3, 4, 5]}
@@ -1996,7 +2045,7 @@ def test_csv_event_type_makes_the_type_column_an_attribute(tmp_path: Path) -> No
 
 def test_csv_event_type_on_the_row_by_row_reader(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "type,time,x\nA,1,2\n,2\nB,3,4,5\n007,4,5\n")
-    result = read_events(path, event_type="E")
+    result = read_listed(path, event_type="E")
     assert result.events.types == ["E"] * 3
     assert result.events.columns == {"type": ["A", None, 7], "x": [2, None, 5]}
     (rejected,) = result.rejected
@@ -2007,7 +2056,7 @@ def test_csv_event_type_still_rejects_bad_times_and_needs_the_time_column(
     tmp_path: Path,
 ) -> None:
     path = csv_file(tmp_path, "date,v\n2013-02-08,1\nsoon,2\n,3\n")
-    result = read_events(path, event_type="Stock", time_col="date")
+    result = read_listed(path, event_type="Stock", time_col="date")
     assert result.events.times == [FEB8]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (2, "time 'soon' is neither a number nor an ISO-8601 timestamp"),
@@ -2015,7 +2064,7 @@ def test_csv_event_type_still_rejects_bad_times_and_needs_the_time_column(
     ]
     assert result.rejected[0].record == {"date": "soon", "v": "2"}
     with pytest.raises(InputError) as info:
-        read_events(path, event_type="Stock")
+        read_listed(path, event_type="Stock")
     assert str(info.value) == (
         f"time column 'time' not found in {path}; columns are [date, v]; pass --time-col"
     )
@@ -2025,19 +2074,19 @@ def test_event_type_ignores_type_col_even_when_it_names_the_time_column(
     tmp_path: Path,
 ) -> None:
     path = csv_file(tmp_path, "type,x\n5,1\n")
-    result = read_events(path, event_type="E", time_col="type")
+    result = read_listed(path, event_type="E", time_col="type")
     assert result.events.types == ["E"] and result.events.times == [5]
     assert result.events.columns == {"x": [1]}
 
 
 def test_event_type_with_numeric_requirement(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "time,close\n1,12.5\n2,n/a\n3,\n")
-    result = read_events(path, event_type="Stock", numeric={"Stock": {"close"}})
+    result = read_listed(path, event_type="Stock", numeric={"Stock": {"close"}})
     assert result.events.times == [1, 3]
     assert [(r.row, r.reason) for r in result.rejected] == [
         (2, "attribute 'close' is 'n/a', not a number (the queries read it numerically)")
     ]
-    other = read_events(path, event_type="Stock", numeric={"Other": {"close"}})
+    other = read_listed(path, event_type="Stock", numeric={"Other": {"close"}})
     assert other.rejected == [] and other.events.columns["close"] == [12.5, "n/a", None]
 
 
@@ -2052,14 +2101,14 @@ def test_jsonl_event_type_with_and_without_type_key(tmp_path: Path) -> None:
             "[1]",
         ],
     )
-    result = read_events(path, event_type="E")
+    result = read_listed(path, event_type="E")
     events = result.events
     assert events.types == ["E"] * 4
     assert events.times == [1, 2, 3, 4]
     assert events.columns == {"v": [2, None, "x", None], "type": [None, None, 7, "A"]}
     assert [(r.row, r.reason) for r in result.rejected] == [(5, "line is an array, not an object")]
     without = jsonl_file(tmp_path, ['{"t": 1}', '{"t": "2013-02-08"}'], "no_type.jsonl")
-    events = read_events(without, event_type="E", time_col="t").events
+    events = read_listed(without, event_type="E", time_col="t").events
     assert events.types == ["E", "E"] and events.times == [1, FEB8]
     assert events.columns == {}
 
@@ -2076,14 +2125,14 @@ def test_parquet_event_type_with_and_without_type_column(tmp_path: Path) -> None
         ),
         without,
     )
-    result = read_events(without, event_type="Stock", time_col="date")
+    result = read_listed(without, event_type="Stock", time_col="date")
     assert result.rejected == []
     assert result.events.types == ["Stock", "Stock"]
     assert result.events.times == [FEB8, FEB8 + 3 * 86400]
     assert result.events.columns == {"close": [45.08, 44.6], "Name": ["A", "A"]}
     with_type = tmp_path / "typed.parquet"
     pq.write_table(pa.table({"type": ["A", None], "time": [1, 2], "x": [True, False]}), with_type)
-    result = read_events(with_type, event_type="E")
+    result = read_listed(with_type, event_type="E")
     assert result.rejected == []
     assert result.events.types == ["E", "E"]
     assert result.events.columns == {"type": ["A", None], "x": ["true", "false"]}
@@ -2095,7 +2144,7 @@ def test_parquet_folder_event_type(tmp_path: Path) -> None:
     (folder / "Name=B").mkdir()
     pq.write_table(pa.table({"time": [1, 2], "close": [1.5, 2.5]}), folder / "Name=A" / "p.parquet")
     pq.write_table(pa.table({"time": [3], "close": [3.5]}), folder / "Name=B" / "p.parquet")
-    events = read_events(folder, event_type="Stock").events
+    events = read_listed(folder, event_type="Stock").events
     assert events.types == ["Stock"] * 3
     assert events.columns == {"close": [1.5, 2.5, 3.5], "Name": ["A", "A", "B"]}
 
@@ -2107,7 +2156,7 @@ def test_from_records_event_type_with_and_without_type_key() -> None:
         {"type": "T", "time": 3},
         ["not", "a", "mapping"],
     ]
-    result = from_records(records, event_type="Stock")  # type: ignore[arg-type]
+    result = records_listed(records, event_type="Stock")  # type: ignore[arg-type]
     events = result.events
     assert events.types == ["Stock"] * 3
     assert events.times == [FEB8, 2, 3]
@@ -2119,13 +2168,13 @@ def test_from_records_event_type_with_and_without_type_key() -> None:
     assert [(r.row, r.reason) for r in result.rejected] == [
         (4, "record is an array, not an object")
     ]
-    only_times = from_records([{"ts": 1}], event_type="Tick", time_col="ts")
+    only_times = records_listed([{"ts": 1}], event_type="Tick", time_col="ts")
     assert only_times.events.types == ["Tick"] and only_times.events.columns == {}
 
 
 def test_event_type_applies_to_empty_inputs(tmp_path: Path) -> None:
-    assert len(read_events(csv_file(tmp_path, "time,x\n"), event_type="E").events) == 0
-    assert len(from_records([], event_type="E").events) == 0
+    assert len(read_listed(csv_file(tmp_path, "time,x\n"), event_type="E").events) == 0
+    assert len(records_listed([], event_type="E").events) == 0
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
@@ -2136,19 +2185,19 @@ def test_empty_event_type_is_an_input_error(tmp_path: Path, blank: str) -> None:
         "pass one such as --event-type Stock, or leave it out to read types from a column"
     )
     with pytest.raises(InputError) as info:
-        read_events(path, event_type=blank)
+        read_listed(path, event_type=blank)
     assert str(info.value) == expected
     with pytest.raises(InputError) as info:
-        read_events(tmp_path / "absent.csv", event_type=blank)  # checked before the file
+        read_listed(tmp_path / "absent.csv", event_type=blank)  # checked before the file
     assert str(info.value) == expected
     with pytest.raises(InputError) as info:
-        from_records([{"type": "A", "time": 1}], event_type=blank)
+        records_listed([{"type": "A", "time": 1}], event_type=blank)
     assert str(info.value) == expected
 
 
 def test_csv_without_header_takes_the_given_column_names(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "A,1,5\nB,2,x\nA,3,7,extra\nA,4\n")
-    result = read_events(path, columns=["type", "time", "v"])
+    result = read_listed(path, columns=["type", "time", "v"])
     events = result.events
     # the first line is data; the long row is rejected, the short one has v missing
     assert events.types == ["A", "B", "A"] and events.times == [1, 2, 4]
@@ -2161,15 +2210,15 @@ def test_csv_without_header_takes_the_given_column_names(tmp_path: Path) -> None
 def test_given_column_names_are_checked(tmp_path: Path) -> None:
     path = csv_file(tmp_path, "A,1\n")
     with pytest.raises(InputError, match="'t' appears twice"):
-        read_events(path, columns=["t", "t"])
+        read_listed(path, columns=["t", "t"])
     with pytest.raises(InputError, match="give a name for every column"):
-        read_events(path, columns=["type", ""])
+        read_listed(path, columns=["type", ""])
     with pytest.raises(
         InputError, match=r"time column 'time' not found .* columns are \[type, ts\]"
     ):
-        read_events(path, columns=["type", "ts"])
+        read_listed(path, columns=["type", "ts"])
     with pytest.raises(InputError, match="CSV files without a header row"):
-        read_events(jsonl_file(tmp_path, ['{"type": "A", "time": 1}']), columns=["type", "time"])
+        read_listed(jsonl_file(tmp_path, ['{"type": "A", "time": 1}']), columns=["type", "time"])
 
 
 @pytest.mark.parametrize("whole", [True, False])
@@ -2181,7 +2230,7 @@ def test_a_parquet_timestamp_beyond_pythons_dates_is_a_rejected_row(
     micros = pa.array([10**6, 2 * 10**6, 9 * 10**18], pa.int64()).cast(pa.timestamp("us"))
     path = tmp_path / "far.parquet"
     pq.write_table(pa.table({"type": ["A", "B", "B"], "time": micros, "v": [1, 2, 3]}), path)
-    read = read_events(path) if whole else read_columnar(path)
+    read = read_listed(path) if whole else read_events(path)
     assert len(read.events) == 2
     [bad] = read.rejected
     assert bad.row == 3 and "out of range" in bad.reason

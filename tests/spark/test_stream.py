@@ -279,6 +279,6 @@ def test_waiting_events_of_an_older_checkpoint_are_read_as_arrays() -> None:
     processor = _TrendProcessor(text, [("q",)], "hamlet", Reading(), 0)
     processor.init(_Handle({}, {}, (0, "0")))
     processor.state.update((dumps(old, plans),))
-    events = processor._load().pending.to_events()
-    assert events.types == ["B", "A", "B"] and events.times == [3, 1, 2]
-    assert events.columns["v"] == [1, None, 2.5]
+    events = processor._load().pending
+    assert events.type_values() == ["B", "A", "B"] and events.time_values() == [3, 1, 2]
+    assert events.columns["v"].python_values() == [1, None, 2.5]

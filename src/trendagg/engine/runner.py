@@ -15,8 +15,8 @@ what it refuses (a SUM over a word) with the same error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
@@ -24,13 +24,8 @@ from trendagg.io.results import ResultRow
 from trendagg.optimizer.plan import SharingPlan, sharing_plan
 from trendagg.plan.compile import QueryPlan
 
-if TYPE_CHECKING:
-    from trendagg.io.columnar import ColumnarBatch
-
 DEFAULT_STRATEGY = "hamlet"
 LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps with log=True
-
-Batch = list[tuple[str, Mapping[str, object]]]
 
 
 class OutOfOrder(ExecutionError):
@@ -94,49 +89,35 @@ class Runner:
 
             self.compiled = CompiledExecutor(fast, self.sharing, log=LOGGED_DECISIONS if log else 0)
         self.executor: Any = _python_executor(plans, self.sharing, trend_limit, log)
+        self._held: EventBatch | None = None  # the events of the latest time, held back
         self._held_time: Any = None
-        self._held: Batch = []
-        # the compiled executor's events of the latest time, as arrays (both engines hold
-        # the same time back; two forms until there is one event model)
-        self._held_columns: ColumnarBatch | None = None
-        self._held_columns_time: Any = None
+        self._advanced: Any = None  # the latest time the Python executor was advanced to
         self._floor: Any = None  # set by advance(): no event before it may come
         self._finished = False
 
-    def feed(
-        self, events: EventBatch, progress: Callable[[int], None] | None = None
-    ) -> list[ResultRow]:
-        """Process a chunk (in any order within itself, not earlier than what came before)."""
+    def feed(self, events: EventBatch) -> list[ResultRow]:
+        """Process a chunk (in any order within itself, not earlier than what came before):
+        sort it, hold its latest time group back (the next chunk may go on with it) and
+        give the executors the complete groups before it, with the windows that end by
+        that latest time to close."""
+        import numpy as np
+
         if self._finished:
             raise ExecutionError("this runner has finished; create a new one")
-        rows: list[ResultRow] = []
-        if self.compiled is not None:
-            from trendagg.io.columnar import ColumnarBatch
+        if not len(events):
+            return []
+        times = events.times
+        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
+            events = events.take(np.argsort(times, kind="stable"))
+        check_order(events.times[0].item(), self._floor, self._held_time)
+        if self._held is not None:
+            from trendagg.io.gather import concat
 
-            rows.extend(self._feed_compiled(ColumnarBatch.from_events(events)))
-        if self.executor is not None:
-            rows.extend(self._feed_python(events, progress))
-        elif progress is not None:
-            progress(len(events))
-        return rows
-
-    def _feed_python(
-        self, events: EventBatch, progress: Callable[[int], None] | None
-    ) -> list[ResultRow]:
-        """Give the Python executor the chunk's complete time groups, holding the latest back."""
-        from trendagg.reference.greta import time_batches
-
-        rows: list[ResultRow] = []
-        for t, batch in time_batches(events, progress):
-            check_order(t, self._floor, self._held_time)
-            if self._held_time is not None:
-                if t == self._held_time:
-                    self._held.extend(batch)
-                    continue
-                rows.extend(self.executor.step(self._held_time, self._held))
-            self._held_time, self._held = t, batch
-            rows.extend(self.executor.advance(t))  # windows ending by t are complete
-        return rows
+            events = concat([self._held, events])
+        last = events.times[-1].item()
+        cut = int(np.searchsorted(events.times, events.times[-1], side="left"))
+        self._held, self._held_time = events.take(slice(cut, len(events))), last
+        return self._run(events.take(slice(0, cut)) if cut else None, last)
 
     def advance(self, t: Any) -> list[ResultRow]:
         """Promise that no event earlier than ``t`` will come; return the windows that end by ``t``.
@@ -148,40 +129,24 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         if self._floor is not None and t <= self._floor:
             return []
-        rows: list[ResultRow] = []
-        if self.compiled is not None:
-            held = self._held_columns
-            if held is not None and self._held_columns_time < t:
-                self._held_columns = self._held_columns_time = None
-            else:
-                held = None
-            rows.extend(self.compiled.feed(held, t))
-        if self.executor is None:
-            self._floor = t
-            return rows
-        if self._held_time is not None and self._held_time < t:
-            rows.extend(self.executor.step(self._held_time, self._held))
-            self._held_time, self._held = None, []
+        held = None
+        if self._held is not None and self._held_time < t:
+            held, self._held, self._held_time = self._held, None, None
         self._floor = t
-        rows.extend(self.executor.advance(t))
-        return rows
+        return self._run(held, t)
 
     def finish(self) -> list[ResultRow]:
         """Close every window and return the remaining rows."""
         if self._finished:
             return []
         self._finished = True
-        rows: list[ResultRow] = []
+        held, self._held = self._held, None
+        rows = self._compiled_rows(held, None)
         if self.compiled is not None:
-            held, self._held_columns = self._held_columns, None
-            rows.extend(self.compiled.feed(held, None))
             rows.extend(self.compiled.finish())
-        if self.executor is None:
-            return rows
-        if self._held_time is not None:
-            rows.extend(self.executor.step(self._held_time, self._held))
-            self._held = []
-        rows.extend(self.executor.finish())
+        if self.executor is not None:
+            rows.extend(self._python_rows(held, None))
+            rows.extend(self.executor.finish())
         return rows
 
     def report(self, stats: dict[str, Any]) -> None:
@@ -191,43 +156,38 @@ class Runner:
         if self.executor is not None:
             self.executor.report(stats)
 
-    def _feed_compiled(self, batch: ColumnarBatch) -> list[ResultRow]:
-        """Sort the chunk, hold its latest time group back (the next chunk may go on with
-        it) and give the compiled executor the complete groups before it, with the windows
-        that end by that latest time to close."""
-        import numpy as np
+    def _run(self, events: EventBatch | None, until: Any) -> list[ResultRow]:
+        """Give both executors complete time groups in time order (or none), then close
+        the windows that end by ``until`` (None: the end)."""
+        return self._compiled_rows(events, until) + self._python_rows(events, until)
 
-        if not len(batch):
+    def _compiled_rows(self, events: EventBatch | None, until: Any) -> list[ResultRow]:
+        return [] if self.compiled is None else self.compiled.feed(events, until)  # type: ignore[no-any-return]
+
+    def _python_rows(self, events: EventBatch | None, until: Any) -> list[ResultRow]:
+        if self.executor is None:
             return []
-        times = batch.times
-        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
-            batch = batch.take(np.argsort(times, kind="stable"))
-        check_order(batch.times[0].item(), self._floor, self._held_columns_time)
-        if self._held_columns is not None:
-            from trendagg.io.columnar import concat
-
-            batch = concat([self._held_columns, batch])
-        last = batch.times[-1].item()
-        cut = int(np.searchsorted(batch.times, batch.times[-1], side="left"))
-        self._held_columns = batch.take(slice(cut, len(batch)))
-        self._held_columns_time = last
-        return self.compiled.feed(batch.take(slice(0, cut)) if cut else None, last)  # type: ignore[no-any-return]
-
-    def feed_columns(self, events: Any) -> list[ResultRow]:
-        """Process a chunk of a :class:`~trendagg.io.columnar.ColumnarBatch` (the fast path)."""
-        if self._finished:
-            raise ExecutionError("this runner has finished; create a new one")
         rows: list[ResultRow] = []
-        if self.compiled is not None:
-            rows.extend(self._feed_compiled(events))
-        if self.executor is not None:
-            rows.extend(self._feed_python(events.to_events(), None))
+        if events is not None:
+            from trendagg.reference.greta import time_batches
+
+            for t, batch in time_batches(events):
+                rows.extend(self._advance_python(t))  # windows ending by t are complete
+                rows.extend(self.executor.step(t, batch))
+        if until is not None:
+            rows.extend(self._advance_python(until))
         return rows
+
+    def _advance_python(self, t: Any) -> list[ResultRow]:
+        if self._advanced is not None and t <= self._advanced:
+            return []
+        self._advanced = t
+        return self.executor.advance(t)  # type: ignore[no-any-return]
 
 
 def run_events(
     plans: list[QueryPlan],
-    events: EventBatch | ColumnarBatch,
+    events: EventBatch,
     strategy: str = DEFAULT_STRATEGY,
     *,
     trend_limit: int | None = None,
@@ -236,8 +196,7 @@ def run_events(
     log: bool = False,
     compiled: bool = True,
 ) -> list[ResultRow]:
-    """All rows of a workload over one batch of events (or a ColumnarBatch, the kernels'
-    fast path), grouped by query in workload order.
+    """All rows of a workload over one batch of events, grouped by query in workload order.
 
     ``progress`` is called with the number of events done since its last call;
     ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
@@ -245,16 +204,11 @@ def run_events(
     decisions in them (``hamlet.decisions``, ``kernel["decisions"]``). ``compiled=False`` runs every query on the Python
     engine; by default the queries the kernel supports run compiled.
     """
-    from trendagg.io.columnar import ColumnarBatch
-
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=compiled)
-    if isinstance(events, ColumnarBatch):
-        rows = runner.feed_columns(events)
-        if progress is not None:
-            progress(len(events))
-    else:
-        rows = runner.feed(events, progress)
+    rows = runner.feed(events)
     rows.extend(runner.finish())
+    if progress is not None:
+        progress(len(events))
     if stats is not None:
         runner.report(stats)
     order = {p.name: i for i, p in enumerate(plans)}

@@ -1,7 +1,8 @@
 """Events in, results out: readers, writers and rejected rows.
 
-``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch`
-(plus every rejected row), ``from_records`` Python mappings; ``write_results``
+``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch` of
+arrays (plus every rejected row), ``iter_events`` in chunks, ``from_records``
+Python mappings; ``write_results``
 writes :class:`ResultRow` objects as JSON Lines, CSV or Parquet with integers
 exact at any size. The readers (numpy, pyarrow) are imported when first used, so
 importing this package is cheap.
@@ -19,9 +20,13 @@ from trendagg.io.writers import format_table, write_results
 
 if TYPE_CHECKING:
     from trendagg.io.assemble import from_records
-    from trendagg.io.readers import read_events
+    from trendagg.io.readers import iter_events, read_events
 
-_READERS = {"read_events": "trendagg.io.readers", "from_records": "trendagg.io.assemble"}
+_READERS = {
+    "read_events": "trendagg.io.readers",
+    "iter_events": "trendagg.io.readers",
+    "from_records": "trendagg.io.assemble",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -37,6 +42,7 @@ __all__ = [
     "ResultRow",
     "format_table",
     "from_records",
+    "iter_events",
     "read_events",
     "summarize_rejects",
     "write_rejects",

@@ -24,8 +24,7 @@ import numpy as np
 
 from trendagg.errors import InputError
 from trendagg.io import text
-from trendagg.io.batch import ReadResult, RejectedRow
-from trendagg.io.columnar import Column, ColumnarBatch, ColumnarResult, column_of
+from trendagg.io.batch import Column, EventBatch, ReadResult, RejectedRow, column_of
 from trendagg.io.options import ReadOptions
 from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
 from trendagg.io.values import json_text, normalize_value, shown, time_value, type_text
@@ -56,7 +55,7 @@ def assemble_table(
     rows: Sequence[int] | None = None,
     records: Records | None = None,
     rejected: Sequence[RejectedRow] = (),
-) -> ColumnarResult:
+) -> ReadResult:
     """Events and rejected rows of the rows ``first_row``, ``first_row + 1``, ... of
     ``source`` (or of the given ``rows``): with ``csv`` every column is CSV text (a null
     is an empty cell), else the columns are typed. ``records`` and ``rejected`` are those
@@ -96,7 +95,7 @@ def assemble_columns(
     *,
     source: str,
     rejected: Iterable[RejectedRow] = (),
-) -> ColumnarResult:
+) -> ReadResult:
     """Events of columns of values of the value model (name -> one value per row; the
     type column may hold any value, made text), for the 1-based ``rows``. ``records``
     gives the raw records of rejected rows by position; ``rejected`` are rows already
@@ -114,7 +113,7 @@ def _assemble(
     rows: np.ndarray,
     records: Records,
     rejected: Sequence[RejectedRow] = (),
-) -> ColumnarResult:
+) -> ReadResult:
     options.check()
     if columns or n:
         options.check_columns(columns, source)
@@ -159,8 +158,8 @@ def _assemble(
         times, time_ints = times.astype(np.int64), None  # the float times were all rejected
     columns_kept = {name: _finish(column, keep) for name, column in attributes.items()}
     time_ints = time_ints if np.any(time_ints) else None
-    batch = ColumnarBatch(codes, type_names, times, columns_kept, rows, source, time_ints)
-    return ColumnarResult(batch, given)
+    batch = EventBatch(codes, type_names, times, columns_kept, rows, source, time_ints)
+    return ReadResult(batch, given)
 
 
 def _finish(column: Column | list[object], keep: np.ndarray | None) -> Column:
@@ -512,7 +511,7 @@ def from_mappings(
     rejected: Iterable[RejectedRow] = (),
     parsed_json: bool = False,
     known: Collection[str] = (),
-) -> ColumnarResult:
+) -> ReadResult:
     """Events from (row number, mapping) pairs: JSON Lines and Python records.
 
     Columns are the union of the keys in first-appearance order; a key absent
@@ -589,6 +588,4 @@ def from_records(
     ``event_type`` is empty.
     """
     options = ReadOptions(type_col, time_col, event_type, numeric)
-    numbered = enumerate(records, start=1)
-    result = from_mappings(numbered, options, source=source, what="record")
-    return ReadResult(result.events.to_events(), result.rejected)
+    return from_mappings(enumerate(records, start=1), options, source=source, what="record")

@@ -1,62 +1,243 @@
-"""Events in columns, and the rows that could not become events.
+"""Events as arrays, the one event model, and the rows that could not become events.
 
-An :class:`EventBatch` is what every reader returns and what the engine
-consumes: one list per column, so that a million events cost a few lists and
-not a million dicts. Rows that cannot be used are never dropped silently: they
-come back as :class:`RejectedRow` next to the batch, in a :class:`ReadResult`.
+An :class:`EventBatch` is what every reader returns and what every engine
+consumes: integer-coded event types, times, and per attribute a typed
+:class:`Column` (``int``, ``float`` or ``text`` with a validity mask, or ``mixed``
+when one column holds several kinds of values), so that a million events cost a
+few arrays and not a million dicts. Python values appear only at the edges:
+:meth:`EventBatch.of` makes a batch of lists, :meth:`EventBatch.records` gives
+the events one by one to the readable reference engines. Rows that cannot be
+used are never dropped silently: they come back as :class:`RejectedRow` next to
+the batch, in a :class:`ReadResult`.
 """
 
 from __future__ import annotations
 
+import itertools
+import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_EXACT_FLOAT_INT = 2**53  # every integer of at most this size is exactly a float64
+
+Record = tuple[str, int | float, dict[str, object]]  # (type, time, attributes) of one event
+
+
+@dataclass
+class Column:
+    """One attribute column.
+
+    Attributes
+    ----------
+    kind
+        ``int`` (int64 values), ``float`` (float64 values), ``text`` (int32
+        codes into ``dictionary``) or ``mixed`` (a Python list of values of the
+        value model, for columns that hold several kinds).
+    values
+        The values; where ``valid`` is False the value is a placeholder.
+    valid
+        True where the event has the attribute.
+    dictionary
+        The strings of a ``text`` column, indexed by its codes.
+    """
+
+    kind: str
+    values: Any
+    valid: np.ndarray
+    dictionary: list[str] | None = None
+
+    def python_values(self) -> list[object]:
+        """The column as the value model's Python values (None where missing)."""
+        if self.kind == "mixed":
+            return list(self.values)
+        if self.kind == "text":
+            assert self.dictionary is not None
+            words = np.array([*self.dictionary, None], dtype=object)
+            picked: list[object] = words[np.where(self.valid, self.values, len(words) - 1)].tolist()
+            return picked
+        values: list[object] = self.values.tolist()
+        for i in np.flatnonzero(~self.valid).tolist():
+            values[i] = None
+        return values
+
+    def take(self, index: np.ndarray | slice) -> Column:
+        """The values at ``index`` (a slice gives views, no copy)."""
+        if self.kind == "mixed" and not isinstance(index, slice):
+            return Column("mixed", [self.values[i] for i in index.tolist()], self.valid[index])
+        return Column(self.kind, self.values[index], self.valid[index], self.dictionary)
+
+
+def column_of(values: Sequence[object]) -> Column:
+    """The typed column of a list of value-model values (None = missing)."""
+    n = len(values)
+    kinds = set(map(type, values))
+    if type(None) in kinds:
+        kinds.discard(type(None))
+        valid = np.fromiter(map(operator.is_not, values, itertools.repeat(None)), np.bool_, n)
+        filled = [0 if v is None else v for v in values] if kinds <= {int, float} else values
+    else:
+        valid, filled = np.ones(n, np.bool_), values
+    if kinds <= {int}:
+        try:
+            return Column("int", np.array(filled, dtype=np.int64), valid)
+        except OverflowError:
+            pass  # beyond int64: mixed
+    elif kinds == {float}:
+        return Column("float", np.array(filled, dtype=np.float64), valid)
+    elif kinds == {str}:
+        codes: dict[object, int] = {None: -1}  # (a missing value: code 0)
+        data = np.array([codes.setdefault(v, len(codes) - 1) for v in values], dtype=np.int32)
+        data[~valid] = 0
+        return Column("text", data, valid, [w for w in codes if w is not None])  # type: ignore[misc]
+    return Column("mixed", list(values), valid)
 
 
 @dataclass
 class EventBatch:
-    """Events of one source, column by column.
+    """Events of one source, as arrays.
 
     Attributes
     ----------
     types
-        Event type of each event (always a string).
+        int32 code of each event's type, indexing ``type_names``.
+    type_names
+        The event type names.
     times
-        Epoch seconds of each event: ``int`` when integral in the source,
-        else ``float`` (see SEMANTICS.md, "Events").
+        Epoch seconds: int64 when every time is integral, else float64
+        (SEMANTICS.md, "Events").
     columns
-        Attribute name -> one value per event; ``None`` means the event lacks
-        the attribute. The type and time columns are not included.
+        Attribute name -> :class:`Column` (type and time columns excluded).
     rows
-        1-based data-row number of each event in its source (CSV: data row,
-        header excluded; JSON Lines: line number; Parquet: row in its file),
-        so that messages can point back at the input.
+        1-based data-row number of each event in its source (int64; CSV: data
+        row, header excluded; JSON Lines: line number; Parquet: row in its
+        file), so that messages can point back at the input.
     source
         Where the events come from (a path, or ``<records>``).
+    time_ints
+        Only with float64 ``times`` that mix kinds: True where the value
+        model's time is an ``int`` (a whole number written without a
+        fraction, ``5`` beside ``1.5``), so that :meth:`time_values` gives back
+        ``5`` and not ``5.0``; None when every time is a float.
+    exact_times
+        The value model's times, for the rare batches whose times no array
+        holds exactly (integers beyond 2**53 beside fractions, or beyond
+        int64); ``times`` then holds the nearest floats. None otherwise.
     """
 
-    types: list[str]
-    times: list[int | float]
-    columns: dict[str, list[object]] = field(default_factory=dict)
-    rows: list[int] = field(default_factory=list)
+    types: np.ndarray
+    type_names: list[str]
+    times: np.ndarray
+    columns: dict[str, Column] = field(default_factory=dict)
+    rows: np.ndarray | None = None
     source: str = ""
+    time_ints: np.ndarray | None = None
+    exact_times: list[int | float] | None = None
 
     def __post_init__(self) -> None:
+        if self.rows is None:
+            self.rows = np.arange(1, len(self.types) + 1, dtype=np.int64)
         size = len(self.types)
-        if not self.rows and size:
-            self.rows = list(range(1, size + 1))
-        lengths = {len(self.times), len(self.rows), *(len(v) for v in self.columns.values())}
+        lengths = {len(self.times), len(self.rows), *(len(c.valid) for c in self.columns.values())}
         if lengths - {size}:
             raise ValueError(
                 f"EventBatch columns differ in length: {size} types, {len(self.times)} times, "
                 f"{len(self.rows)} rows, columns "
-                f"{ {name: len(values) for name, values in self.columns.items()} }"
+                f"{ {name: len(c.valid) for name, c in self.columns.items()} }"
             )
 
     def __len__(self) -> int:
         return len(self.types)
 
-    def attrs(self, i: int) -> dict[str, object]:
-        """The attributes that event ``i`` has (its non-missing values)."""
-        return {name: values[i] for name, values in self.columns.items() if values[i] is not None}
+    @staticmethod
+    def of(
+        types: Sequence[str],
+        times: Sequence[int | float],
+        columns: Mapping[str, Sequence[object]] | None = None,
+        rows: Sequence[int] | None = None,
+        source: str = "",
+    ) -> EventBatch:
+        """The batch of events given as lists: a type and a time per event, and per
+        attribute one value of the value model per event (None: the event lacks it)."""
+        names: dict[str, int] = {}
+        n = len(types)
+        codes = np.fromiter((names.setdefault(t, len(names)) for t in types), np.int32, n)
+        times_, time_ints, exact_times = times_of(times)
+        return EventBatch(
+            types=codes,
+            type_names=list(names),
+            times=times_,
+            columns={name: column_of(values) for name, values in (columns or {}).items()},
+            rows=None if rows is None else np.asarray(rows, dtype=np.int64),
+            source=source,
+            time_ints=time_ints,
+            exact_times=exact_times,
+        )
+
+    def type_values(self) -> list[str]:
+        """Each event's type name."""
+        names = self.type_names
+        return [names[code] for code in self.types.tolist()]
+
+    def time_values(self) -> list[int | float]:
+        """The times as the value model's Python numbers (int or float per event)."""
+        if self.exact_times is not None:
+            return list(self.exact_times)
+        times = self.times.tolist()
+        if self.time_ints is None:
+            return times  # type: ignore[no-any-return]
+        return [
+            int(t) if whole else t for t, whole in zip(times, self.time_ints.tolist(), strict=True)
+        ]
+
+    def records(self) -> list[Record]:
+        """The events one by one, as the reference engines read them: (type, time,
+        attributes the event has)."""
+        columns = [(name, column.python_values()) for name, column in self.columns.items()]
+        return [
+            (kind, time, {name: values[i] for name, values in columns if values[i] is not None})
+            for i, (kind, time) in enumerate(
+                zip(self.type_values(), self.time_values(), strict=True)
+            )
+        ]
+
+    def take(self, index: np.ndarray | slice) -> EventBatch:
+        """The events at ``index`` (in that order; a slice gives views, no copy)."""
+        assert self.rows is not None
+        return EventBatch(
+            types=self.types[index],
+            type_names=self.type_names,
+            times=self.times[index],
+            columns={name: col.take(index) for name, col in self.columns.items()},
+            rows=self.rows[index],
+            source=self.source,
+            time_ints=None if self.time_ints is None else self.time_ints[index],
+            exact_times=None
+            if self.exact_times is None
+            else self.exact_times[index]
+            if isinstance(index, slice)
+            else [self.exact_times[i] for i in index.tolist()],
+        )
+
+
+def times_of(
+    times: Sequence[int | float],
+) -> tuple[np.ndarray, np.ndarray | None, list[int | float] | None]:
+    """``times``, ``time_ints`` and ``exact_times`` of a list of value-model times."""
+    n = len(times)
+    kinds = set(map(type, times))
+    if kinds <= {int} and all(_INT64_MIN <= t <= _INT64_MAX for t in times):
+        return np.fromiter(times, dtype=np.int64, count=n), None, None
+    floats = np.fromiter(times, dtype=np.float64, count=n)
+    if int not in kinds:
+        return floats, None, None
+    whole = np.fromiter((type(t) is int for t in times), dtype=np.bool_, count=n)
+    if all(abs(t) <= _EXACT_FLOAT_INT for t in times if type(t) is int):
+        return floats, whole, None
+    return floats, whole, list(times)
 
 
 @dataclass(frozen=True)
@@ -88,3 +269,6 @@ class ReadResult:
 
     events: EventBatch
     rejected: list[RejectedRow] = field(default_factory=list)
+
+
+__all__ = ["Column", "EventBatch", "ReadResult", "Record", "RejectedRow", "column_of", "times_of"]

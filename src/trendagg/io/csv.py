@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from trendagg.errors import InputError
 from trendagg.io.assemble import assemble_table
-from trendagg.io.batch import RejectedRow
-from trendagg.io.columnar import ColumnarResult
+from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.formats import Input, open_binary
 from trendagg.io.options import ReadOptions, column_list
 from trendagg.io.text import has_byte
@@ -109,7 +108,7 @@ def check_quotes(file: Input) -> None:
 
 def csv_chunks(
     file: Input, names: list[str], options: ReadOptions, chunk_rows: int
-) -> Iterator[ColumnarResult]:
+) -> Iterator[ReadResult]:
     """The events of a CSV file in chunks of ``chunk_rows`` rows: read by pyarrow, and
     from the chunk where pyarrow stops (a row that does not fit the header) by Python's
     ``csv``."""
@@ -166,7 +165,7 @@ def _text_chunk(
     options: ReadOptions,
     quotes: list[bool],
     **where: Any,
-) -> ColumnarResult:
+) -> ReadResult:
     """:func:`assemble_table` of a table of CSV text (``where``: its rows, as assemble_table
     takes them), the file's quotes checked once a cell holds a line break."""
     if not quotes and any(has_byte(column, ord("\n")) for column in table.columns):
@@ -177,7 +176,7 @@ def _text_chunk(
 
 def python_csv_chunks(
     file: Input, names: list[str], options: ReadOptions, chunk_rows: int, *, skip: int = 0
-) -> Iterator[ColumnarResult]:
+) -> Iterator[ReadResult]:
     """The events of a CSV file read by Python's ``csv``, in chunks of ``chunk_rows``
     rows, from data row ``skip + 1``: a row's absent cells are missing, a row with
     more cells than the header is rejected (the extra cells kept under ``_extra``)."""
@@ -190,7 +189,7 @@ def python_csv_chunks(
     records: list[dict[str, str]] = []
     rejected: list[RejectedRow] = []
 
-    def chunk() -> ColumnarResult:
+    def chunk() -> ReadResult:
         """The rows so far, by the rules of the text pyarrow reads (a cell that a row does
         not have is a null there: missing)."""
         cells = {name: pa.array([r.get(name) for r in records], pa.string()) for name in names}

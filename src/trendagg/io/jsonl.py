@@ -19,8 +19,7 @@ from typing import IO, Any
 
 from trendagg.errors import InputError
 from trendagg.io.assemble import from_mappings
-from trendagg.io.batch import RejectedRow
-from trendagg.io.columnar import ColumnarResult
+from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.formats import Input, open_binary
 from trendagg.io.options import ReadOptions
 from trendagg.io.values import exact_int
@@ -30,7 +29,7 @@ _Chunk = tuple[list[tuple[int, object]], list[RejectedRow]]  # (line, value) pai
 _NOTHING, _SKIP = object(), object()
 
 
-def jsonl_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator[ColumnarResult]:
+def jsonl_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator[ReadResult]:
     """The events of a JSON Lines file in chunks of ``chunk_rows`` lines.
 
     The columns are the keys of the whole file: a chunk whose objects lack the type
@@ -80,9 +79,7 @@ def _waits(options: ReadOptions, seen: dict[str, None], chunk: _Chunk, held: lis
     return objects or bool(held)
 
 
-def _events(
-    chunk: _Chunk, file: Input, options: ReadOptions, seen: dict[str, None]
-) -> ColumnarResult:
+def _events(chunk: _Chunk, file: Input, options: ReadOptions, seen: dict[str, None]) -> ReadResult:
     numbered, rejected = chunk
     return from_mappings(
         numbered, options, source=file.source, what="line", rejected=rejected,

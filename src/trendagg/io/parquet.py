@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import InputError
 from trendagg.io.assemble import assemble_table
-from trendagg.io.columnar import ColumnarResult
+from trendagg.io.batch import ReadResult
 from trendagg.io.formats import Input, event_format
 from trendagg.io.options import ReadOptions
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-def parquet_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator[ColumnarResult]:
+def parquet_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator[ReadResult]:
     """The events of a Parquet file or folder, in record batches of ``chunk_rows`` rows
     (a file without rows gives one empty chunk, its columns still checked)."""
     import pyarrow as pa

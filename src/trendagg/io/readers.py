@@ -1,4 +1,4 @@
-"""Read events from CSV, JSON Lines and Parquet: as Python lists, as arrays, in chunks.
+"""Read events from CSV, JSON Lines and Parquet: whole, or in chunks.
 
 Each format streams its chunks (:mod:`~trendagg.io.csv`, :mod:`~trendagg.io.jsonl`,
 :mod:`~trendagg.io.parquet`) and :mod:`~trendagg.io.assemble` applies the rules on
@@ -15,16 +15,16 @@ from pathlib import Path
 
 from trendagg.errors import InputError
 from trendagg.io.batch import ReadResult
-from trendagg.io.columnar import ColumnarResult, Gather
 from trendagg.io.csv import csv_chunks, header
 from trendagg.io.formats import Input, event_format, is_gzip
+from trendagg.io.gather import Gather
 from trendagg.io.jsonl import jsonl_chunks
 from trendagg.io.options import ReadOptions
 from trendagg.io.parquet import parquet_chunks, parquet_rows
 
 Numeric = Mapping[str, Iterable[str]] | None
 
-_GATHER_ROWS = 1_000_000  # rows per chunk when read_columnar gathers a file
+_GATHER_ROWS = 1_000_000  # rows per chunk when read_events gathers a file
 
 
 def read_events(
@@ -36,73 +36,47 @@ def read_events(
     fmt: str | None = None,
     numeric: Numeric = None,
     columns: Sequence[str] | None = None,
+    attributes: Iterable[str] | None = None,
 ) -> ReadResult:
     """Read an event file (or a folder of Parquet files) into events: the events in
-    source order and every rejected row, by row number.
+    source order and every rejected row, by row number, gathered from the chunks of
+    :func:`iter_events` into arrays sized once (the file is never held as text).
 
     ``path`` is a ``.csv`` or ``.jsonl``/``.ndjson``/``.json`` (JSON Lines) file, each
     optionally gzip-compressed (``.gz``, also detected from the content), a
     ``.parquet``/``.pq`` file, or a folder of Parquet files read as one dataset (hive
     partition folders ``key=value`` add a column). ``fmt`` (``'csv'``, ``'jsonl'`` or
     ``'parquet'``) is inferred from the extension when None. The other keywords are
-    those of :class:`~trendagg.io.options.ReadOptions`.
+    those of :class:`~trendagg.io.options.ReadOptions`: ``attributes`` keeps only these
+    attribute columns (and those of ``numeric``), for example
+    :func:`~trendagg.plan.compile.attributes_read` of a workload; the others are not
+    converted (rejected rows still show every cell).
 
     Raises InputError when the file does not exist, its format is unknown, it cannot be
     parsed at all, it lacks the time column or (without ``event_type``) the type column,
     or ``event_type`` is empty.
     """
-    read = read_columnar(
-        path,
-        fmt=fmt,
-        type_col=type_col,
-        time_col=time_col,
-        numeric=numeric,
-        event_type=event_type,
-        names=columns,
-    )
-    return ReadResult(read.events.to_events(), read.rejected)
-
-
-def read_columnar(
-    path: str | os.PathLike[str],
-    *,
-    fmt: str | None = None,
-    type_col: str = "type",
-    time_col: str = "time",
-    numeric: Numeric = None,
-    event_type: str | None = None,
-    names: Sequence[str] | None = None,
-    attributes: Iterable[str] | None = None,
-) -> ColumnarResult:
-    """The events of :func:`read_events` as arrays, gathered from the chunks of
-    :func:`iter_columnar` into arrays sized once (the file is never held as text).
-
-    ``names`` is ``columns`` of :func:`read_events`. ``attributes``: keep only these
-    attribute columns (and those of ``numeric``), for example
-    :func:`~trendagg.plan.compile.attributes_read` of a workload; the others are not
-    converted (rejected rows still show every cell).
-    """
-    options = ReadOptions(type_col, time_col, event_type, numeric, names, attributes)
-    file, columns, chunks = _open(path, fmt, options, _GATHER_ROWS)
-    gather = Gather(_capacity(file, columns))
+    options = ReadOptions(type_col, time_col, event_type, numeric, columns, attributes)
+    file, names, chunks = _open(path, fmt, options, _GATHER_ROWS)
+    gather = Gather(_capacity(file, names))
     for chunk in chunks:
         gather.add(chunk)
     return gather.result(file.source)
 
 
-def iter_columnar(
+def iter_events(
     path: str | os.PathLike[str],
     *,
-    fmt: str | None = None,
     type_col: str = "type",
     time_col: str = "time",
-    numeric: Numeric = None,
     event_type: str | None = None,
-    names: Sequence[str] | None = None,
-    chunk_rows: int = 1_000_000,
+    fmt: str | None = None,
+    numeric: Numeric = None,
+    columns: Sequence[str] | None = None,
     attributes: Iterable[str] | None = None,
-) -> Iterator[ColumnarResult]:
-    """The events and rejected rows of :func:`read_columnar` in chunks of ``chunk_rows``
+    chunk_rows: int = 1_000_000,
+) -> Iterator[ReadResult]:
+    """The events and rejected rows of :func:`read_events` in chunks of ``chunk_rows``
     source rows, in file order (row numbers go on across chunks; each chunk has its own
     type codes; a chunk never spans two files of a dataset). CSV is streamed by pyarrow
     (from the chunk where a row does not fit the header, by Python's ``csv``), JSON Lines
@@ -111,13 +85,13 @@ def iter_columnar(
     """
     if chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, not {chunk_rows}")
-    options = ReadOptions(type_col, time_col, event_type, numeric, names, attributes)
+    options = ReadOptions(type_col, time_col, event_type, numeric, columns, attributes)
     return _open(path, fmt, options, chunk_rows)[2]
 
 
 def _open(
     path: str | os.PathLike[str], fmt: str | None, options: ReadOptions, chunk_rows: int
-) -> tuple[Input, list[str] | None, Iterator[ColumnarResult]]:
+) -> tuple[Input, list[str] | None, Iterator[ReadResult]]:
     """The checks every reader makes first, with their messages, then the input, the
     column names of a CSV file (its header row, or the given names) and its chunks."""
     options.check()
@@ -163,4 +137,4 @@ def _capacity(file: Input, columns: list[str] | None) -> int:
         return _GATHER_ROWS
 
 
-__all__ = ["iter_columnar", "read_columnar", "read_events"]
+__all__ = ["iter_events", "read_events"]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from trendagg.errors import ExecutionError, InputError
-from trendagg.io.columnar import Column, ColumnarBatch
+from trendagg.io.batch import Column, EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
@@ -149,7 +149,7 @@ class CompiledExecutor:
         self.mode = MODES[sharing.strategy]
         self.sharing = sharing
         self.low: Lowered = lower(plans, sharing)
-        self._retained: list[ColumnarBatch] = []
+        self._retained: list[EventBatch] = []
         self._tg = 0
         self.lanes = 1
         self.rebuilds = 0
@@ -219,6 +219,8 @@ class CompiledExecutor:
             dlog=np.zeros((self._log_limit, 7) if self._log_limit else 0, dtype=np.int64),
         )
         self._burst_template = self._burst_row()
+        # burst minima (even) and maxima (odd): none yet, so that any value compares better
+        self._extremes_template = np.where(np.arange(w["burf"]) % 2 == 0, np.inf, -np.inf)
 
     def _burst_row(self) -> np.ndarray:
         prog = self.prog
@@ -277,7 +279,7 @@ class CompiledExecutor:
                 ("mcnt", 0),
                 ("mrep", 0),
                 ("bur", self._burst_template),  # unused rows hold no open burst
-                ("burf", np.nan),
+                ("burf", self._extremes_template),
                 ("mixed", -1),
                 ("inst_ginst", -1),
             ):
@@ -287,7 +289,7 @@ class CompiledExecutor:
         st.keys[inst] = SENT
         st.mkeys[inst] = SENT
         st.mixed[inst] = -1
-        st.burf[inst] = np.nan  # burst minima (even) and maxima (odd): none yet
+        st.burf[inst] = self._extremes_template
         part = self.low.partitionings[g]
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
@@ -351,7 +353,7 @@ class CompiledExecutor:
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, batch: ColumnarBatch | None, until: Any) -> list[ResultRow]:
+    def feed(self, batch: EventBatch | None, until: Any) -> list[ResultRow]:
         """Process complete time groups (sorted by time; the Runner holds back the latest
         one, which may go on in the next chunk), then close the windows that end by
         ``until`` (None: none)."""
@@ -407,7 +409,7 @@ class CompiledExecutor:
     # ------------------------------------------------------------------ running
 
     def _run(
-        self, batch: ColumnarBatch | None, close: np.ndarray | None, final: bool = False
+        self, batch: EventBatch | None, close: np.ndarray | None, final: bool = False
     ) -> list[ResultRow]:
         rows: list[ResultRow] = []
         if batch is not None:
@@ -428,7 +430,7 @@ class CompiledExecutor:
         return rows
 
     def _run_chunk(
-        self, batch: ColumnarBatch | None, close: np.ndarray | None, final: bool
+        self, batch: EventBatch | None, close: np.ndarray | None, final: bool
     ) -> list[ResultRow]:
         while True:
             closed_before = self.st.closed.copy()
@@ -478,7 +480,7 @@ class CompiledExecutor:
         self._wfloat = [floats for _, _, floats in carried]
         self._xint = [xint.get(name, True) for name in self.low.extremes]
 
-    def _retain(self, batch: ColumnarBatch) -> None:
+    def _retain(self, batch: EventBatch) -> None:
         """Keep the events that an open window may still need (for a rebuild)."""
         starts = [
             s.start(int(c)) for s, c in zip(self.low.specs, self.st.closed.tolist(), strict=True)
@@ -496,7 +498,7 @@ class CompiledExecutor:
 
     def _attempt(
         self,
-        batch: ColumnarBatch | None,
+        batch: EventBatch | None,
         close: np.ndarray | None,
         final: bool,
         replay: bool = False,
@@ -528,7 +530,7 @@ class CompiledExecutor:
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
         return self._rows(out)
 
-    def _keep_decisions(self, batch: ColumnarBatch | None) -> None:
+    def _keep_decisions(self, batch: EventBatch | None) -> None:
         """The kernel's logged burst decisions of this chunk, as ``explain`` prints them."""
         logged = int(self.st.stats[3])
         room = self._log_limit - len(self.decisions)
@@ -639,7 +641,7 @@ class CompiledExecutor:
             ext=np.zeros((cap, self.low.max_extreme), dtype=np.float64),
         )
 
-    def _events(self, batch: ColumnarBatch | None, replay: bool) -> Events:
+    def _events(self, batch: EventBatch | None, replay: bool) -> Events:
         low = self.low
         L = self.lanes
         n_specs = len(low.specs)
@@ -704,7 +706,7 @@ class CompiledExecutor:
         )
 
     def _partition_ids(
-        self, batch: ColumnarBatch, types: np.ndarray, g: int, attrs: tuple[str, ...]
+        self, batch: EventBatch, types: np.ndarray, g: int, attrs: tuple[str, ...]
     ) -> np.ndarray:
         n = len(batch)
         ok = self.low.program.part_role[g][types] > 0
@@ -799,7 +801,7 @@ class CompiledExecutor:
                     found[1][a].add(binder)
         return tuple([sorted(b) for b in kind] for kind in found)
 
-    def _weights(self, batch: ColumnarBatch, w: int, name: str, bound: Bound) -> np.ndarray:
+    def _weights(self, batch: EventBatch, w: int, name: str, bound: Bound) -> np.ndarray:
         """Residues of the exact (scaled) values of a summed attribute, or of its hidden
         decimals column (1 where the attribute holds a decimal, see program). A text or
         mixed column counts at the events a summing variable binds: the first of them
@@ -900,7 +902,7 @@ class CompiledExecutor:
             raise _Rebuild()  # accumulated sums are at the old scale
         self._bound_changed()
 
-    def _extremes(self, batch: ColumnarBatch, a: int, name: str, bound: Bound) -> np.ndarray:
+    def _extremes(self, batch: EventBatch, a: int, name: str, bound: Bound) -> np.ndarray:
         """float64 values of a MIN/MAX attribute, or of its hidden integers column (NaN,
         no value, where the attribute holds a decimal; see program); their ranks for an
         attribute of words or integers beyond 2**53 (see :mod:`~trendagg.kernels.ranks`;

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from trendagg.io.columnar import ColumnarBatch
+from trendagg.io.batch import EventBatch
 from trendagg.language import ast
 
 _SAFE = 2**53
@@ -34,7 +34,7 @@ class _Unsupported(Exception):
     pass
 
 
-def _expr(expr: ast.Expr, batch: ColumnarBatch, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _expr(expr: ast.Expr, batch: EventBatch, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, defined) of a numeric expression at the rows ``index``."""
     if isinstance(expr, ast.Number):
         v = expr.value
@@ -72,7 +72,7 @@ def _integral(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(a == np.floor(a)) and np.all(b == np.floor(b)))
 
 
-def _bool(cond: ast.BoolExpr, batch: ColumnarBatch, index: np.ndarray) -> np.ndarray:
+def _bool(cond: ast.BoolExpr, batch: EventBatch, index: np.ndarray) -> np.ndarray:
     if isinstance(cond, ast.Comparison):
         a, oka = _expr(cond.left, batch, index)
         b, okb = _expr(cond.right, batch, index)
@@ -94,7 +94,7 @@ def _bool(cond: ast.BoolExpr, batch: ColumnarBatch, index: np.ndarray) -> np.nda
     raise _Unsupported
 
 
-def filter_mask(batch: ColumnarBatch, rule: Any) -> np.ndarray:
+def filter_mask(batch: EventBatch, rule: Any) -> np.ndarray:
     """True where the event has ``rule``'s type, its required attributes, and passes its predicates."""
     n = len(batch)
     if rule.type_ not in batch.type_names:

@@ -37,6 +37,7 @@ this module's public pieces (:class:`QueryRuntime`, :class:`Partition`,
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -647,27 +648,13 @@ _ANY: Any = _Any()
 
 
 def time_batches(
-    events: EventBatch, progress: Any = None
+    events: EventBatch,
 ) -> Iterator[tuple[Any, list[tuple[str, Mapping[str, object]]]]]:
     """The events in time order, one batch per distinct time (equal times are never
     adjacent, so a batch is computed from the state before it, then inserted)."""
-    order = sorted(range(len(events)), key=lambda i: events.times[i])
-    types = events.types
-    times = events.times
-    pos = 0
-    n = len(order)
-    while pos < n:
-        t = times[order[pos]]
-        end = pos
-        batch: list[tuple[str, Mapping[str, object]]] = []
-        while end < n and times[order[end]] == t:
-            i = order[end]
-            batch.append((types[i], events.attrs(i)))
-            end += 1
-        yield t, batch
-        if progress is not None:
-            progress(end - pos)
-        pos = end
+    ordered = sorted(events.records(), key=operator.itemgetter(1))  # stable
+    for t, group in itertools.groupby(ordered, key=operator.itemgetter(1)):
+        yield t, [(kind, attrs) for kind, _, attrs in group]
 
 
 class _Runtime(Protocol):

@@ -229,22 +229,22 @@ def run_twostep(
 ) -> list[ResultRow]:
     """Every (query, group, window) row by enumerating trends window by window."""
     partitions: set[tuple[str, tuple[object, ...]]] = set()
-    order = sorted(range(len(events)), key=lambda i: events.times[i])
+    records = sorted(events.records(), key=lambda record: record[1])  # stable: time order
     rows: list[ResultRow] = []
     for plan in plans:
         regs = Registers(plan.layout)
-        relevant = [i for i in order if events.types[i] in plan.type_to_var]
+        relevant = [record for record in records if record[0] in plan.type_to_var]
         windows: set[int] = set()
-        for i in relevant:
-            windows.update(plan.window.windows_of(events.times[i]))
+        for _, t, _ in relevant:
+            windows.update(plan.window.windows_of(t))
         for k in sorted(windows):
             lo, hi = plan.window.start(k), plan.window.end(k)
-            idx = [i for i in relevant if lo <= events.times[i] < hi]
+            inside = [record for record in relevant if lo <= record[1] < hi]
             enum = _Enumerator(
                 plan,
-                [events.times[i] for i in idx],
-                [events.types[i] for i in idx],
-                [events.attrs(i) for i in idx],
+                [t for _, t, _ in inside],
+                [kind for kind, _, _ in inside],
+                [attrs for _, _, attrs in inside],
                 trend_limit,
             )
             groups: dict[tuple[object, ...], list[Any]] = {}
@@ -290,7 +290,7 @@ class TwoStepExecutor:
     def finish(self) -> list[ResultRow]:
         names = sorted({k for a in self.attrs for k in a})
         columns = {n: [a.get(n) for a in self.attrs] for n in names}
-        events = EventBatch(self.types, self.times, columns, list(range(1, len(self.types) + 1)))
+        events = EventBatch.of(self.types, self.times, columns)
         stats: dict[str, int] = {}
         rows = run_twostep(self.plans, events, self.trend_limit or DEFAULT_TREND_LIMIT, stats)
         self.partitions = stats.get("partitions", 0)

@@ -168,9 +168,7 @@ def _worker(
             place = events.rows - 1  # each event's row in the batch's table
             fed = (batch.roles[place] & FEED) != 0
             if runner is not None and fed.any():
-                rows = runner.feed_columns(
-                    events if fed.all() else events.take(np.flatnonzero(fed))
-                )
+                rows = runner.feed(events if fed.all() else events.take(np.flatnonzero(fed)))
                 if rows:
                     yield emit(rows)
             rejected = _rejects(batch, place, fed)

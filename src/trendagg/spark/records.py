@@ -42,7 +42,7 @@ class Reading:
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
-    """Events as arrays (a ColumnarResult) and rejected rows (numbered from 1) of an Arrow
+    """Events as arrays (a ReadResult) and rejected rows (numbered from 1) of an Arrow
     table of typed columns, or of one ``RECORD`` column of JSON texts. With ``csv_cells``,
     every text cell is read as the CSV reader reads it: a cell that looks like a number is
     a number, and the event type is the stripped text ("007" stays "007"); other columns
@@ -50,7 +50,6 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
     import pyarrow as pa
 
     from trendagg.io.assemble import arrow_values, assemble_columns, assemble_table
-    from trendagg.io.columnar import ColumnarBatch, ColumnarResult
     from trendagg.io.options import ReadOptions
     from trendagg.io.text import text_values
 
@@ -60,8 +59,7 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
             exact = table.column(index).cast(pa.decimal256(precision, scale))
             table = table.set_column(index, name, exact)
     if RECORD in table.column_names:
-        rows = read_rows(table.column(RECORD).to_pylist(), reading, numeric)
-        return ColumnarResult(ColumnarBatch.from_events(rows.events), rows.rejected)
+        return read_rows(table.column(RECORD).to_pylist(), reading, numeric)
     options = ReadOptions(reading.type_col, reading.time_col, reading.event_type, numeric)
     texts = (pa.string(), pa.large_string())
     if not reading.csv_cells:
@@ -94,7 +92,7 @@ def read_rows(
 ) -> Any:
     """Events and rejected rows (numbered from 1 in ``items``) of JSON texts or mappings."""
     from trendagg.io.assemble import from_mappings
-    from trendagg.io.batch import ReadResult, RejectedRow
+    from trendagg.io.batch import RejectedRow
     from trendagg.io.jsonl import parse_json_line
     from trendagg.io.options import ReadOptions
     from trendagg.io.values import parse_cell
@@ -151,8 +149,7 @@ def read_rows(
     what = (
         "line" if items and isinstance(items[0], (str, bytes)) else "record"
     )  # as the readers say
-    read = from_mappings(numbered, options, source=source, what=what, rejected=rejected)
-    return ReadResult(read.events.to_events(), read.rejected)
+    return from_mappings(numbered, options, source=source, what=what, rejected=rejected)
 
 
 def column(name: str) -> Any:

@@ -366,7 +366,7 @@ def _processor_base() -> Any:
 
 class _Key:
     """What a key keeps between micro-batches: its Runner, the events that wait for the
-    watermark (a ColumnarBatch, in arrival order, or None) and the latest time fed."""
+    watermark (an EventBatch, in arrival order, or None) and the latest time fed."""
 
     __slots__ = ("runner", "pending", "t_max")
 
@@ -429,7 +429,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         import numpy as np
 
-        from trendagg.io.columnar import concat
+        from trendagg.io.gather import concat
 
         group = int(key[0])
         watermark = self._watermark(timerValues)
@@ -561,7 +561,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                 batch = batch.take(np.argsort(batch.times, kind="stable"))
                 if st.runner is None:
                     st.runner = Runner(self.plans[group], self.strategy)
-                rows = st.runner.feed_columns(batch)
+                rows = st.runner.feed(batch)
                 last = batch.time_values()[-1]
                 st.t_max = last if st.t_max is None else max(st.t_max, last)
         if st.runner is not None:
@@ -596,14 +596,12 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
 def _as_batch(pending: list[tuple[Any, str, dict[str, object]]]) -> Any:
     """Waiting events kept as (time, type, attributes) tuples, as arrays (None if none)."""
     from trendagg.io import EventBatch
-    from trendagg.io.columnar import ColumnarBatch
 
     if not pending:
         return None
     names = sorted({k for e in pending for k in e[2]})
     columns = {n: [e[2].get(n) for e in pending] for n in names}
-    events = EventBatch([e[1] for e in pending], [e[0] for e in pending], columns)
-    return ColumnarBatch.from_events(events)
+    return EventBatch.of([e[1] for e in pending], [e[0] for e in pending], columns)
 
 
 def _unordered(time: Any) -> str:

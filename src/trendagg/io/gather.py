@@ -1,0 +1,153 @@
+"""Chunks of events gathered into one :class:`~trendagg.io.batch.EventBatch`: a file
+read in chunks, or a held-back time group and the chunk that goes on with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trendagg.io.batch import Column, EventBatch, ReadResult, RejectedRow, column_of
+
+
+def concat(batches: list[EventBatch]) -> EventBatch:
+    """The events of several batches, in order (type codes and dictionaries merged)."""
+    if len(batches) == 1:
+        return batches[0]
+    gather = Gather(sum(map(len, batches)))
+    for batch in batches:
+        gather.add(ReadResult(batch))
+    return gather.result(batches[0].source).events
+
+
+class Gather:
+    """Chunks of events into one batch, in arrays allocated once for ``capacity`` rows
+    (untouched capacity costs no memory) and doubled if that is not enough, so that a
+    file read in chunks is never held twice."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(int(capacity), 16)
+        self.size = 0
+        self.type_ids: dict[str, int] = {}
+        self.types = np.empty(self.capacity, np.int32)
+        self.rows = np.empty(self.capacity, np.int64)
+        self.times: np.ndarray = np.empty(self.capacity, np.int64)
+        self.time_ints: np.ndarray | None = None  # with float64 times
+        self.columns: dict[str, _GatherColumn] = {}
+        self.rejected: list[RejectedRow] = []
+
+    def add(self, chunk: ReadResult) -> None:
+        batch = chunk.events
+        self.rejected.extend(chunk.rejected)
+        start, end = self.size, self.size + len(batch)
+        if end > self.capacity:
+            self._grow(end)
+        remap = [self.type_ids.setdefault(name, len(self.type_ids)) for name in batch.type_names]
+        self.types[start:end] = np.array(remap or [0], np.int32)[batch.types]
+        assert batch.rows is not None
+        self.rows[start:end] = batch.rows
+        self._add_times(batch, start, end)
+        for name in batch.columns:
+            if name not in self.columns:
+                self.columns[name] = _GatherColumn(self.capacity)
+        for name, column in self.columns.items():
+            column.add(batch.columns.get(name), start, end)
+        self.size = end
+
+    def _add_times(self, batch: EventBatch, start: int, end: int) -> None:
+        """Times as they come: int64 while every time is an int, else float64 with the
+        mask of the ints (every time a reader gives is below 2**43, exact as a float)."""
+        floats = batch.times.dtype == np.float64
+        if floats and self.time_ints is None:  # (untouched capacity stays untouched)
+            self.times = _grown(self.times, self.capacity, start, np.float64)
+            self.time_ints = np.zeros(self.capacity, np.bool_)
+            self.time_ints[:start] = True
+        self.times[start:end] = batch.times
+        if self.time_ints is not None:
+            whole = batch.time_ints if floats else True
+            self.time_ints[start:end] = False if whole is None else whole
+
+    def _grow(self, need: int) -> None:
+        self.capacity = max(need, 2 * self.capacity)
+        self.types = _grown(self.types, self.capacity, self.size)
+        self.rows = _grown(self.rows, self.capacity, self.size)
+        self.times = _grown(self.times, self.capacity, self.size)
+        if self.time_ints is not None:
+            self.time_ints = _grown(self.time_ints, self.capacity, self.size)
+        for column in self.columns.values():
+            column.grow(self.capacity, self.size)
+
+    def result(self, source: str) -> ReadResult:
+        n = self.size
+        time_ints = self.time_ints
+        batch = EventBatch(
+            types=self.types[:n],
+            type_names=list(self.type_ids),
+            times=self.times[:n],
+            columns={name: column.result(n) for name, column in self.columns.items()},
+            rows=self.rows[:n],
+            source=source,
+            time_ints=time_ints[:n] if time_ints is not None and time_ints[:n].any() else None,
+        )
+        return ReadResult(batch, self.rejected)
+
+
+class _GatherColumn:
+    """One attribute column being gathered: arrays while the chunks agree on its kind,
+    else the value model's list (``mixed``)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.kind: str | None = None  # None until a chunk has the column
+        self.values: Any = None
+        self.valid = np.zeros(capacity, np.bool_)
+        self.words: dict[str, int] = {}
+
+    def add(self, column: Column | None, start: int, end: int) -> None:
+        if column is None:  # missing for these rows (a file of a dataset without it)
+            if self.kind == "mixed":
+                self.values.extend([None] * (end - start))
+            return
+        self.valid[start:end] = column.valid
+        if self.kind is None and column.kind != "mixed":
+            self.kind = column.kind
+            dtype = {"int": np.int64, "float": np.float64, "text": np.int32}[column.kind]
+            self.values = np.zeros(len(self.valid), dtype)
+        if self.kind == column.kind and column.kind in ("int", "float"):
+            self.values[start:end] = column.values
+        elif self.kind == column.kind == "text":
+            assert column.dictionary is not None
+            remap = [self.words.setdefault(word, len(self.words)) for word in column.dictionary]
+            self.values[start:end] = np.array(remap or [0], np.int32)[column.values]
+        else:
+            if self.kind != "mixed":
+                self.values = self._list(start)
+                self.kind = "mixed"
+            self.values.extend(column.python_values())
+
+    def _list(self, size: int) -> list[object]:
+        if self.kind is None:
+            return [None] * size
+        words = list(self.words) if self.kind == "text" else None
+        return Column(self.kind, self.values[:size], self.valid[:size], words).python_values()
+
+    def grow(self, capacity: int, size: int) -> None:
+        self.valid = _grown(self.valid, capacity, size)
+        if isinstance(self.values, np.ndarray):
+            self.values = _grown(self.values, capacity, size)
+
+    def result(self, n: int) -> Column:
+        if self.kind == "mixed":
+            return column_of(self.values)
+        if self.kind == "text":
+            return Column("text", self.values[:n], self.valid[:n], list(self.words))
+        assert self.kind is not None
+        return Column(self.kind, self.values[:n], self.valid[:n])
+
+
+def _grown(array: np.ndarray, capacity: int, size: int, dtype: Any = None) -> np.ndarray:
+    bigger = np.zeros(capacity, array.dtype if dtype is None else dtype)
+    bigger[:size] = array[:size]
+    return bigger
+
+
+__all__ = ["Gather", "concat"]
