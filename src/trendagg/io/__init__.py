@@ -1,11 +1,10 @@
 """Events in, results out: readers, writers and rejected rows.
 
 ``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch` of
-arrays (plus every rejected row), ``iter_events`` in chunks, ``from_records``
-Python mappings; ``write_results``
-writes :class:`ResultRow` objects as JSON Lines, CSV or Parquet with integers
-exact at any size. The readers (numpy, pyarrow) are imported when first used, so
-importing this package is cheap.
+numpy arrays (plus every rejected row), ``iter_events`` in chunks, ``from_records``
+Python mappings; ``write_results`` writes :class:`ResultRow` objects as JSON Lines,
+CSV or Parquet with integers exact at any size. The readers (and pyarrow) are
+imported when first used.
 """
 
 from __future__ import annotations
