@@ -14,7 +14,7 @@ limit stops the enumeration with a clear error instead of hanging.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,8 +228,18 @@ def run_twostep(
     stats: dict[str, int] | None = None,
 ) -> list[ResultRow]:
     """Every (query, group, window) row by enumerating trends window by window."""
+    return _twostep_rows(plans, events.records(), trend_limit, stats)
+
+
+def _twostep_rows(
+    plans: list[QueryPlan],
+    events: Sequence[tuple[str, Any, Mapping[str, object]]],
+    trend_limit: int,
+    stats: dict[str, int] | None,
+) -> list[ResultRow]:
+    """:func:`run_twostep` of events as (type, time, attributes) tuples, in any order."""
     partitions: set[tuple[str, tuple[object, ...]]] = set()
-    records = sorted(events.records(), key=lambda record: record[1])  # stable: time order
+    records = sorted(events, key=lambda record: record[1])  # stable: time order
     rows: list[ResultRow] = []
     for plan in plans:
         regs = Registers(plan.layout)
@@ -272,27 +282,20 @@ class TwoStepExecutor:
     def __init__(self, plans: list[QueryPlan], trend_limit: int | None):
         self.plans = plans
         self.trend_limit = trend_limit
-        self.types: list[str] = []
-        self.times: list[Any] = []
-        self.attrs: list[Mapping[str, object]] = []
+        self.records: list[tuple[str, Any, Mapping[str, object]]] = []
         self.partitions = 0
 
     def advance(self, t: Any) -> list[ResultRow]:
         return []
 
     def step(self, t: Any, batch: list[tuple[str, Mapping[str, object]]]) -> list[ResultRow]:
-        for typ, attrs in batch:
-            self.types.append(typ)
-            self.times.append(t)
-            self.attrs.append(attrs)
+        self.records.extend((kind, t, attrs) for kind, attrs in batch)
         return []
 
     def finish(self) -> list[ResultRow]:
-        names = sorted({k for a in self.attrs for k in a})
-        columns = {n: [a.get(n) for a in self.attrs] for n in names}
-        events = EventBatch.of(self.types, self.times, columns)
         stats: dict[str, int] = {}
-        rows = run_twostep(self.plans, events, self.trend_limit or DEFAULT_TREND_LIMIT, stats)
+        limit = self.trend_limit or DEFAULT_TREND_LIMIT
+        rows = _twostep_rows(self.plans, self.records, limit, stats)
         self.partitions = stats.get("partitions", 0)
         return rows
 
