@@ -17,14 +17,23 @@ side in one run, each configuration on the same file:
 
 Writes benchmarks/results/spark_batch.{md,csv,png}. Medians of the repeats
 (the n-th ``--repeats`` value goes with the n-th ``--events`` value).
+
+    .venv/bin/python benchmarks/spark_batch.py --base 21bfa9f --events 1000000 --repeats 4
+
+(``--base REV``: Spark batch and the local engine of that commit and of this tree, on
+the same file, alternating fresh processes; writes results/spark_before_after.md.)
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from importlib.resources import files
@@ -112,6 +121,79 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
     plt.close(fig)
 
 
+def child(path: str) -> None:
+    """One process of ``--base``: a session, a warm-up job, then one local run and one Spark
+    batch collect of the trendagg on ``sys.path``; prints their seconds and a digest of the
+    rows as JSON."""
+    import trendagg
+    from trendagg.spark import spark_session
+    from trendagg.spark.batch import collect
+
+    workload = (files("trendagg") / "examples" / "rideshare.tq").read_text()
+    spark = spark_session("local[*]")
+    collect(spark, path, workload)  # the JVM's and the workers' start, outside the timing
+    started = time.perf_counter()
+    local = trendagg.run(workload, path)
+    local_s = time.perf_counter() - started
+    spark.catalog.clearCache()
+    started = time.perf_counter()
+    rows = collect(spark, path, workload)[0]
+    spark_s = time.perf_counter() - started
+    assert same_rows(local, rows), "engines disagree"
+    digest = hashlib.sha256("\n".join(sorted(map(repr, rows))).encode()).hexdigest()[:16]
+    print(json.dumps({"local_s": local_s, "spark_s": spark_s, "digest": digest}))
+    spark.stop()
+
+
+def compare(base: str, n: int, repeats: int) -> None:
+    """Spark batch and the local engine of ``base`` and of this tree, alternating fresh
+    processes (so that drift hits both alike); writes results/spark_before_after.md."""
+    from before_after import base_tree
+    from hamlet_rideshare import machine
+
+    trees = {"before": base_tree(base), "after": HERE.parent}
+    times: dict[str, dict[str, list[float]]] = {t: {"local_s": [], "spark_s": []} for t in trees}
+    digests: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"rides_{n}.parquet"
+        write_events(path, n)
+        for _ in range(repeats):
+            for label, tree in trees.items():
+                env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONHASHSEED": "0"}
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child", str(path)],
+                    env=env, capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                report = json.loads(done.stdout.strip().splitlines()[-1])
+                for key in times[label]:
+                    times[label][key].append(report[key])
+                digests[label] = report["digest"]
+                print(label, report, flush=True)
+    median = {t: {k: statistics.median(v) for k, v in times[t].items()} for t in trees}
+    lines = [
+        f"# Spark batch before and after: {base} vs this tree ({n:,} events)",
+        "",
+        f"Machine: {machine()}. Run {time.strftime('%Y-%m-%d')}. The rideshare workload (3 "
+        "queries) over one generated Parquet file; each run is a fresh process that starts "
+        "a local[*] session and runs one untimed Spark job first, then times `trendagg.run` "
+        "(local engine, one core) and Spark batch `collect`; the two trees alternate; "
+        f"medians of {repeats}. Same rows in both trees: "
+        f"{'yes' if digests['before'] == digests['after'] else 'no'}.",
+        "",
+        "| | before s | after s | after / before (time) | before runs | after runs |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for key, name in (("local_s", "local engine"), ("spark_s", "Spark batch")):
+        b, a = median["before"][key], median["after"][key]
+        runs = {t: " ".join(f"{x:.1f}" for x in times[t][key]) for t in trees}
+        lines.append(
+            f"| {name} | {b:.2f} | {a:.2f} | {a / b:.2f} | {runs['before']} | {runs['after']} |"
+        )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "spark_before_after.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -119,7 +201,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, nargs="+", default=[3])
     parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
+    parser.add_argument("--base", help="instead: Spark batch of this commit and of this tree")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    if args.base:
+        return compare(args.base, args.events[0], args.repeats[0])
     repeats = {n: args.repeats[min(i, len(args.repeats) - 1)] for i, n in enumerate(args.events)}
 
     from hamlet_rideshare import machine

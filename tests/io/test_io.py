@@ -1306,6 +1306,13 @@ def test_event_batch_checks_lengths() -> None:
     assert batch.records() == [("A", 1, {"x": 1}), ("B", 2.5, {}), ("A", 3, {"x": "w"})]
 
 
+def test_records_of_named_columns_only() -> None:
+    batch = EventBatch.of(["A", "B"], [1, 2], {"x": [1, None], "y": ["u", "v"], "z": [3, 4]})
+    assert batch.records({"x", "y"}) == [("A", 1, {"x": 1, "y": "u"}), ("B", 2, {"y": "v"})]
+    assert batch.records(()) == [("A", 1, {}), ("B", 2, {})]
+    assert list(batch.iter_records({"z"})) == [("A", 1, {"z": 3}), ("B", 2, {"z": 4})]
+
+
 # ----------------------------------------------------------------------------- missing columns
 
 

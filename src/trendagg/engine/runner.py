@@ -22,7 +22,7 @@ from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.optimizer.plan import SharingPlan, sharing_plan
-from trendagg.plan.compile import QueryPlan
+from trendagg.plan.compile import QueryPlan, attributes_read
 
 DEFAULT_STRATEGY = "hamlet"
 LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps with log=True
@@ -89,6 +89,8 @@ class Runner:
 
             self.compiled = CompiledExecutor(fast, self.sharing, log=LOGGED_DECISIONS if log else 0)
         self.executor: Any = _python_executor(plans, self.sharing, trend_limit, log)
+        # the attributes the Python executor's queries read: the only ones it is given
+        self._python_reads = attributes_read([plans[q] for q in self.sharing.on("python")])
         self._held: EventBatch | None = None  # the events of the latest time, held back
         self._held_time: Any = None
         self._advanced: Any = None  # the latest time the Python executor was advanced to
@@ -171,7 +173,7 @@ class Runner:
         if events is not None:
             from trendagg.reference.greta import time_batches
 
-            for t, batch in time_batches(events):
+            for t, batch in time_batches(events, self._python_reads):
                 rows.extend(self._advance_python(t))  # windows ending by t are complete
                 rows.extend(self.executor.step(t, batch))
         if until is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,16 +193,21 @@ class EventBatch:
             int(t) if whole else t for t, whole in zip(times, self.time_ints.tolist(), strict=True)
         ]
 
-    def records(self) -> list[Record]:
+    def records(self, names: Collection[str] | None = None) -> list[Record]:
         """The events one by one, as the reference engines read them: (type, time,
-        attributes the event has)."""
-        columns = [(name, column.python_values()) for name, column in self.columns.items()]
-        return [
-            (kind, time, {name: values[i] for name, values in columns if values[i] is not None})
-            for i, (kind, time) in enumerate(
-                zip(self.type_values(), self.time_values(), strict=True)
-            )
+        attributes the event has), of the columns in ``names`` (None: every column)."""
+        return list(self.iter_records(names))
+
+    def iter_records(self, names: Collection[str] | None = None) -> Iterator[Record]:
+        """The records of :meth:`records`, each made as it is asked for (a chunk's events
+        are not all held as Python objects at once)."""
+        columns = [
+            (name, column.python_values())
+            for name, column in self.columns.items()
+            if names is None or name in names
         ]
+        for i, (kind, time) in enumerate(zip(self.type_values(), self.time_values(), strict=True)):
+            yield kind, time, {name: values[i] for name, values in columns if values[i] is not None}
 
     def take(self, index: np.ndarray | slice) -> EventBatch:
         """The events at ``index`` (in that order; a slice gives views, no copy)."""

@@ -101,7 +101,14 @@ def add_registers(acc: Vec, vec: Vec, n_add: int, max_start: int, size: int) -> 
         if v is None:
             continue
         a = acc[i]
-        if a is None or (before(v, a) if i < max_start else before(a, v)):
+        if a is None:
+            acc[i] = v
+            continue
+        try:  # (no call for values of one kind; a number and a word: before's order)
+            better = v < a if i < max_start else a < v
+        except TypeError:
+            better = before(v, a) if i < max_start else before(a, v)
+        if better:
             acc[i] = v
 
 

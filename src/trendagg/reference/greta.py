@@ -39,10 +39,12 @@ from __future__ import annotations
 import itertools
 import operator
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendagg.io.batch import EventBatch
+import numpy as np
+
+from trendagg.io.batch import EventBatch, Record
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.edge_index import UNDEFINED, EdgeIndex
@@ -648,12 +650,16 @@ _ANY: Any = _Any()
 
 
 def time_batches(
-    events: EventBatch,
+    events: EventBatch, names: Collection[str] | None = None
 ) -> Iterator[tuple[Any, list[tuple[str, Mapping[str, object]]]]]:
     """The events in time order, one batch per distinct time (equal times are never
-    adjacent, so a batch is computed from the state before it, then inserted)."""
-    ordered = sorted(events.records(), key=operator.itemgetter(1))  # stable
-    for t, group in itertools.groupby(ordered, key=operator.itemgetter(1)):
+    adjacent, so a batch is computed from the state before it, then inserted), with the
+    attributes in ``names`` (None: all). Each batch's events are made as it is asked for."""
+    records: Iterable[Record] = events.iter_records(names)
+    times = events.times
+    if len(times) > 1 and not np.all(times[:-1] <= times[1:]):
+        records = sorted(records, key=operator.itemgetter(1))  # stable
+    for t, group in itertools.groupby(records, key=operator.itemgetter(1)):
         yield t, [(kind, attrs) for kind, _, attrs in group]
 
 
