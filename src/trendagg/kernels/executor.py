@@ -34,11 +34,12 @@ from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, re
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
+from trendagg.kernels.times import pane_ids, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import not_a_number, result_row
-from trendagg.plan.windows import WindowSpec, as_number
+from trendagg.plan.windows import as_number
 
 SENT = _engine.SENT
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
@@ -68,28 +69,6 @@ class _Rebuild(Exception):
 
 
 Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
-
-
-def _window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
-    """First and one-past-last window id of every time (exact)."""
-    if times.dtype.kind == "i" and spec.integral:
-        w, s = int(spec.within), int(spec.slide)
-        return (times - w) // s + 1, times // s + 1
-    uniq, inv = np.unique(times, return_inverse=True)
-    lo = np.empty(len(uniq), dtype=np.int64)
-    hi = np.empty(len(uniq), dtype=np.int64)
-    for i, t in enumerate(uniq.tolist()):
-        r = spec.windows_of(t)
-        lo[i], hi[i] = r.start, r.stop
-    return lo[inv], hi[inv]
-
-
-def _pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
-    if times.dtype.kind == "i" and pane.denominator == 1:
-        return times // int(pane)
-    uniq, inv = np.unique(times, return_inverse=True)
-    ids = np.array([math.floor(Fraction(t) / pane) for t in uniq.tolist()], dtype=np.int64)
-    return ids[inv]
 
 
 _KINDS = {int: 1, float: 2, str: 3}  # value kinds; any other type: 0
@@ -675,10 +654,10 @@ class CompiledExecutor:
         klo = np.empty((n_specs, n), dtype=np.int64)
         khi = np.empty((n_specs, n), dtype=np.int64)
         for i, spec in enumerate(low.specs):
-            klo[i], khi[i] = _window_ids(times, spec)
+            klo[i], khi[i] = window_ids(times, spec)
         pane = np.zeros((n_sets, n), dtype=np.int64)
         for b, p in enumerate(low.panes):
-            pane[b] = _pane_ids(times, p)
+            pane[b] = pane_ids(times, p)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
         for g, part in enumerate(low.partitionings):
             pid[g] = self._partition_ids(batch, types, g, part.attrs)

@@ -1,0 +1,101 @@
+"""Window and pane numbers of event times: exact, and integer arithmetic on arrays.
+
+A time is the number it is (SEMANTICS.md, "Windows"): an int, or a float taken as
+its exact binary fraction, never rounded to a decimal. Window ``k`` of ``WITHIN w
+SLIDE s`` is ``[k*s, k*s + w)``; the windows that hold ``t`` are those from
+``floor((t - w) / s) + 1`` to ``floor(t / s)``. With ``p`` a common divisor of ``w``
+and ``s`` (the spec's pane) and ``u = floor(t / p)``, they are ``(u - w/p) // (s/p) + 1``
+to ``u // (s/p)``, since ``floor((x - n) / m) == floor((floor(x) - n) / m)`` for
+integers ``n`` and ``m > 0``. So one exact step per time, ``u``, and the rest is
+integer arithmetic.
+
+``u = floor(t / (a/b))`` is computed on arrays: for ints as ``t*b // a``; for a float
+``t = I + F / 2**E`` (``I`` its integer part, ``F`` a whole number, ``E`` the fewest
+binary places that make the fractions of a chunk's times whole: 22 for epoch seconds
+with milliseconds) as ``(I*b + (F*b >> E)) // a``. Only where a product could pass
+62 bits is it done in Python, one step per distinct time, with ``Fraction``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from trendagg.plan.windows import WindowSpec
+
+_SAFE = 2**62  # int64 products stay below this (and so never wrap)
+
+
+def window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
+    """First and one-past-last id of the windows of ``spec`` that hold each time."""
+    pane = spec.pane
+    u = units(times, pane)
+    if u is None:
+        return _exact_window_ids(times, spec)
+    n_w, n_s = int(spec.within / pane), int(spec.slide / pane)
+    return (u - n_w) // n_s + 1, u // n_s + 1
+
+
+def pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
+    """``floor(t / pane)`` of each time, exact."""
+    u = units(times, pane)
+    if u is not None:
+        return u
+    uniq, inv = np.unique(times, return_inverse=True)
+    ids = [math.floor(Fraction(t) / pane) for t in uniq.tolist()]
+    return np.array(ids, dtype=np.int64)[inv]
+
+
+def units(times: np.ndarray, unit: Fraction) -> np.ndarray | None:
+    """``floor(t / unit)`` of each time as int64 arrays, or None where int64 arithmetic
+    could overflow (the caller then goes time by time)."""
+    a, b = unit.numerator, unit.denominator
+    if not len(times):
+        return np.zeros(0, dtype=np.int64)
+    if times.dtype.kind != "i":
+        if not np.all(np.isfinite(times)) or float(np.max(np.abs(times))) >= _SAFE:
+            return None
+        whole = np.trunc(times)
+        fraction = times - whole  # exact: the bits of t below its units place
+        places = _binary_places(fraction)
+        if places is None or b << places >= _SAFE:
+            return None
+        # t*b = I*b + F*b / 2**E with I = trunc(t), F = (t - I) * 2**E whole, |F| < 2**E;
+        # floor((I*b + F*b / 2**E) / a) == floor((I*b + floor(F*b / 2**E)) / a), and >> floors
+        part = np.ldexp(fraction, places).astype(np.int64) * b >> places
+        times = whole.astype(np.int64)
+    else:
+        part = None
+    if int(np.max(np.abs(times))) * b + b >= _SAFE:
+        return None
+    scaled = times * b if b != 1 else times
+    if part is not None:
+        scaled = scaled + part
+    result: np.ndarray = scaled // a
+    return result
+
+
+def _binary_places(fractions: np.ndarray) -> int | None:
+    """The fewest binary places ``E`` for which every value (in (-1, 1)) times ``2**E``
+    is whole, or None beyond 62."""
+    fractions = fractions[fractions != 0]
+    if not fractions.size:
+        return 0
+    mantissa, exponent = np.frexp(fractions)  # f = m * 2**x, 0.5 <= |m| < 1
+    digits = np.abs(np.ldexp(mantissa, 53)).astype(np.int64)  # |f| = digits * 2**(x - 53)
+    lowest = digits & -digits  # the lowest set bit: 2**(trailing zeros)
+    zeros = np.log2(lowest.astype(np.float64)).astype(np.int64)  # exact for powers of two
+    places = int(np.max(53 - exponent.astype(np.int64) - zeros))
+    return places if places <= 62 else None
+
+
+def _exact_window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
+    uniq, inv = np.unique(times, return_inverse=True)
+    lo = np.empty(len(uniq), dtype=np.int64)
+    hi = np.empty(len(uniq), dtype=np.int64)
+    for i, t in enumerate(uniq.tolist()):
+        r = spec.windows_of(t)
+        lo[i], hi[i] = r.start, r.stop
+    return lo[inv], hi[inv]
