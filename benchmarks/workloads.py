@@ -35,3 +35,53 @@ def sharing_workload(
             f"q{i + 1}: RETURN COUNT(*), SUM(T.duration) PATTERN {shapes[i]} WHERE {where} {window};"
         )
     return "\n".join(lines)
+
+
+def axis_workload(
+    k: int,
+    *,
+    windows: tuple[str, ...] = ("WITHIN 10 min SLIDE 5 min",),
+    predicate: str = "none",
+    group: str = "none",
+    variant: str = "none",
+) -> str:
+    """k queries of :func:`sharing_workload`'s patterns, varied along one axis at a time.
+
+    ``windows``: the window clauses, query i taking the (i mod len)-th. ``predicate``:
+    ``none``, ``numeric`` (``T.speed`` above a threshold of the query's own) or
+    ``string`` (``T.zone`` different from a word of the query's own). ``group``:
+    ``none``, ``district`` (unqualified: the partition is driver and district) or
+    ``T.district`` (qualified: the district of the travel legs only). ``variant``:
+    ``next`` or ``not`` turns every third query into one with the edge predicate
+    ``T.speed < NEXT(T).speed`` or a ``NOT Accident`` between its first event and the
+    travel legs (queries without a first event get one: Request).
+    """
+    base = sharing_workload(k).splitlines()
+    lines = []
+    for i, line in enumerate(base):
+        pattern = line[line.index("PATTERN ") + 8 : line.index(" WHERE")]
+        where = "[driver]"
+        if predicate == "numeric":
+            where += f" AND T.speed > {10 + 5 * (i % 8)}"
+        elif predicate == "string":
+            where += f" AND T.zone != 'z{i % 8}'"
+        elif predicate != "none":
+            raise ValueError(f"unknown predicate kind {predicate!r}")
+        if variant not in ("none", "next", "not"):
+            raise ValueError(f"unknown variant {variant!r}")
+        if variant == "next" and i % 3 == 2:
+            where += " AND T.speed < NEXT(T).speed"
+        elif variant == "not" and i % 3 == 2:
+            if pattern.startswith("SEQ(Travel"):
+                pattern = pattern.replace(
+                    "SEQ(Travel T+", "SEQ(Request R, NOT Accident C, Travel T+"
+                )
+            else:
+                pattern = pattern.replace(" P, Travel T+", " P, NOT Accident C, Travel T+")
+        grouping = "" if group == "none" else f" GROUP-BY {group}"
+        returned = "" if group == "none" else f"{group}, "
+        lines.append(
+            f"q{i + 1}: RETURN {returned}COUNT(*), SUM(T.duration) PATTERN {pattern} "
+            f"WHERE {where}{grouping} {windows[i % len(windows)]};"
+        )
+    return "\n".join(lines)

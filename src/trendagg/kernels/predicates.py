@@ -2,15 +2,17 @@
 
 :func:`filter_mask` says, for every event of a chunk, whether it can be bound
 to a variable: its type, the attributes the query reads on it, and its local
-predicates. Comparisons of numeric columns and numbers (with + - * and
-parentheses, AND, OR) are evaluated with numpy under the value semantics of
-:mod:`trendagg.plan.predicates`; anything else (strings, division, modulo,
-mixed columns, integers beyond 2**53) is evaluated by the predicate's own
-closure, event by event, so the result is the same either way.
+predicates. Comparisons of numbers, words, numeric and text columns (with + - *
+and parentheses, AND, OR) are evaluated with numpy under the value semantics of
+:mod:`trendagg.plan.predicates` (a text column against a word: once per word of
+its dictionary); anything else (division, modulo, mixed columns, integers beyond
+2**53) is evaluated by the predicate's own closure, event by event, so the
+result is the same either way.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,37 +36,69 @@ class _Unsupported(Exception):
     pass
 
 
-def _expr(expr: ast.Expr, batch: EventBatch, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, defined) of a numeric expression at the rows ``index``."""
+@dataclass
+class _Value:
+    """The value of an expression at some rows: a number where ``is_num`` (exact in
+    float64), a word where ``is_word`` (the text of ``codes`` in ``dictionary``, or the
+    constant ``text``), undefined elsewhere (a string in arithmetic, say)."""
+
+    num: np.ndarray
+    is_num: np.ndarray
+    is_word: np.ndarray
+    codes: np.ndarray | None = None
+    dictionary: list[str] | None = None
+    text: str | None = None
+
+    def words(self) -> np.ndarray:
+        if self.text is not None:
+            return np.full(len(self.num), self.text, dtype=object)
+        assert self.codes is not None and self.dictionary is not None
+        return np.array(self.dictionary, dtype=object)[self.codes]
+
+
+def _numbers(values: np.ndarray, defined: np.ndarray) -> _Value:
+    return _Value(values, defined, np.zeros(len(values), dtype=bool))
+
+
+def _expr(expr: ast.Expr, batch: EventBatch, index: np.ndarray) -> _Value:
+    """The value of an expression at the rows ``index``."""
+    n = len(index)
     if isinstance(expr, ast.Number):
         v = expr.value
         if isinstance(v, int) and abs(v) > _SAFE:
             raise _Unsupported
-        return np.full(len(index), float(v)), np.ones(len(index), dtype=bool)
+        return _numbers(np.full(n, float(v)), np.ones(n, dtype=bool))
+    if isinstance(expr, ast.String):
+        return _Value(np.zeros(n), np.zeros(n, dtype=bool), np.ones(n, dtype=bool), text=expr.value)
     if isinstance(expr, ast.Attr):
         col = batch.columns.get(expr.name)
         if col is None:
-            return np.zeros(len(index)), np.zeros(len(index), dtype=bool)
+            return _numbers(np.zeros(n), np.zeros(n, dtype=bool))
         if col.kind == "int":
             vals = col.values[index]
             if len(vals) and int(np.abs(vals).max()) > _SAFE:
                 raise _Unsupported
-            return vals.astype(np.float64), col.valid[index]
+            return _numbers(vals.astype(np.float64), col.valid[index])
         if col.kind == "float":
-            return col.values[index], col.valid[index]
+            return _numbers(col.values[index], col.valid[index])
+        if col.kind == "text":
+            none = np.zeros(n, dtype=bool)
+            return _Value(np.zeros(n), none, col.valid[index], col.values[index], col.dictionary)
         raise _Unsupported
     if isinstance(expr, ast.Negate):
-        v, ok = _expr(expr.operand, batch, index)
-        return -v, ok
+        v = _expr(expr.operand, batch, index)
+        return _numbers(-v.num, v.is_num)
     if isinstance(expr, ast.BinOp) and expr.op in ("+", "-", "*"):
-        a, oka = _expr(expr.left, batch, index)
-        b, okb = _expr(expr.right, batch, index)
-        out = a + b if expr.op == "+" else a - b if expr.op == "-" else a * b
+        a = _expr(expr.left, batch, index)
+        b = _expr(expr.right, batch, index)
+        out = (
+            a.num + b.num if expr.op == "+" else a.num - b.num if expr.op == "-" else a.num * b.num
+        )
         # float arithmetic is exact only while results stay below 2**53 and inputs are
         # integers; otherwise Python's int/float arithmetic may differ: evaluate per event
-        if len(out) and (np.abs(out).max() > _SAFE or not _integral(a, b)):
+        if len(out) and (np.abs(out).max() > _SAFE or not _integral(a.num, b.num)):
             raise _Unsupported
-        return out, oka & okb
+        return _numbers(out, a.is_num & b.is_num)  # a word in arithmetic: undefined
     raise _Unsupported
 
 
@@ -72,15 +106,41 @@ def _integral(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(a == np.floor(a)) and np.all(b == np.floor(b)))
 
 
+def _compare(op: str, a: _Value, b: _Value) -> np.ndarray:
+    """``a op b`` with the value semantics: numbers as numbers, words as words (by code
+    point), a number and a word only unequal, an undefined side false."""
+    result = np.zeros(len(a.num), dtype=bool)
+    numbers = a.is_num & b.is_num
+    if numbers.any():
+        result[numbers] = _OPS[op](a.num[numbers], b.num[numbers])
+    words = a.is_word & b.is_word
+    if words.any():
+        result[words] = _compare_words(op, a, b)[words]
+    if op in ("!=", "<>"):
+        result |= (a.is_num & b.is_word) | (a.is_word & b.is_num)
+    return result
+
+
+def _compare_words(op: str, a: _Value, b: _Value) -> np.ndarray:
+    if b.text is not None and a.codes is not None:  # a column and a word: per word once
+        assert a.dictionary is not None
+        table = _OPS[op](np.array(a.dictionary + [""], dtype=object), b.text).astype(bool)
+        return table[a.codes]  # type: ignore[no-any-return]
+    if a.text is not None and b.codes is not None:
+        assert b.dictionary is not None
+        table = _OPS[op](a.text, np.array(b.dictionary + [""], dtype=object)).astype(bool)
+        return table[b.codes]  # type: ignore[no-any-return]
+    return _OPS[op](a.words(), b.words()).astype(bool)  # type: ignore[no-any-return]
+
+
 def _bool(cond: ast.BoolExpr, batch: EventBatch, index: np.ndarray) -> np.ndarray:
     if isinstance(cond, ast.Comparison):
-        a, oka = _expr(cond.left, batch, index)
-        b, okb = _expr(cond.right, batch, index)
+        a = _expr(cond.left, batch, index)
+        b = _expr(cond.right, batch, index)
         both_plain = not isinstance(cond.left, ast.BinOp) and not isinstance(cond.right, ast.BinOp)
-        if not both_plain and not _integral(a, b):
+        if not both_plain and not _integral(a.num, b.num):
             raise _Unsupported
-        result: np.ndarray = _OPS[cond.op](a, b) & oka & okb
-        return result
+        return _compare(cond.op, a, b)
     if isinstance(cond, ast.And):
         out = np.ones(len(index), dtype=bool)
         for item in cond.items:
