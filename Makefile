@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-edge bench-spark check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-edge bench-spark check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -41,6 +41,11 @@ bench-quick: $(VENV)/.bench
 # the compiled engine, whole process on one core: 1M-event sweep, 10M headline (~6 min)
 bench-kernel: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_rideshare.py
+
+# the compiled engine with one axis changed at a time: windows, partitions, GROUP-BY,
+# predicates, times, NEXT and NOT (~13 min)
+bench-axes: $(VENV)/.bench
+	$(BIN)/python benchmarks/kernel_axes.py
 
 bench-edge: $(VENV)/.bench
 	$(BIN)/python benchmarks/edge_index.py

@@ -207,11 +207,15 @@ def write(rows: list[dict[str, Any]], machine: str, args: Any, elapsed: float) -
         lines.append(
             f"| {r['axis']} | {r['configuration']} | {r['compiled_queries']} / {r['python_queries']} "
             f"| {r['events']:,} | {r['engine_s']:.2f} | {r['events_per_s']:,} "
-            f"| {r['events_per_s'] / base:.2f}x |"
+            f"| {_ratio(r['events_per_s'] / base)} |"
         )
     (RESULTS / "kernel_axes.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     plot(rows, RESULTS / "kernel_axes.png")
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
