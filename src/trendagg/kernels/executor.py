@@ -240,15 +240,24 @@ class CompiledExecutor:
         )
 
     def _new_instance(self, g: int, key: tuple[object, ...]) -> int:
-        if self._free:
-            inst = self._free.pop()
+        return int(self._new_instances(g, [key])[0])
+
+    def _new_instances(self, g: int, keys: list[tuple[object, ...]]) -> np.ndarray:
+        """Instances of partitioning ``g`` for new ``keys``: free rows first (the last
+        freed first), then new rows, the arrays grown once for all of them."""
+        reused = self._free[: -len(keys) - 1 : -1]
+        del self._free[len(self._free) - len(reused) :]
+        for inst, key in zip(reused, keys, strict=False):
             self._inst_key[inst] = (g, key)
-        else:
-            inst = len(self._inst_key)
-            self._inst_key.append((g, key))
-            if len(self._inst_key).bit_length() > self._pbits:
-                # a group sums at most one register per row: the bound grows
-                self._pbits = len(self._inst_key).bit_length() + 2
+        fresh = keys[len(reused) :]
+        if fresh:
+            self._inst_key.extend((g, key) for key in fresh)
+            count = len(self._inst_key)
+            if count.bit_length() > self._pbits:
+                # a group sums at most one register per row: the bound grows (as it would
+                # one instance at a time: by 3 bits each time the count passes it)
+                while count.bit_length() > self._pbits:
+                    self._pbits += 3
                 self._bound_changed()
             for name, fill in (
                 ("tot", 0),
@@ -262,24 +271,29 @@ class CompiledExecutor:
                 ("mixed", -1),
                 ("inst_ginst", -1),
             ):
-                self._grow(name, inst + 1, fill)
+                self._grow(name, count, fill)
+        start = len(self._inst_key) - len(fresh)
+        ids = np.array(reused + list(range(start, start + len(fresh))), dtype=np.int64)
         st = self.st
-        st.bur[inst] = self._burst_template
-        st.keys[inst] = SENT
-        st.mkeys[inst] = SENT
-        st.mixed[inst] = -1
-        st.burf[inst] = self._extremes_template
+        st.bur[ids] = self._burst_template
+        st.keys[ids] = SENT
+        st.mkeys[ids] = SENT
+        st.mixed[ids] = -1
+        st.burf[ids] = self._extremes_template
         part = self.low.partitionings[g]
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
-            gkey = tuple(key[p] for p in positions)
-            gi = self._ginst.get((gid, gkey))
-            if gi is None:
-                gi = self._new_group(gid, gkey)
-            self._gref[gi] += 1
-            st.inst_ginst[inst, sel] = gi
-        self._inst[(g, key)] = inst
-        return inst
+            groups = []
+            for key in keys:
+                gkey = tuple(key[p] for p in positions)
+                gi = self._ginst.get((gid, gkey))
+                if gi is None:
+                    gi = self._new_group(gid, gkey)
+                self._gref[gi] += 1
+                groups.append(gi)
+            st.inst_ginst[ids, sel] = groups
+        self._inst.update(zip([(g, key) for key in keys], ids.tolist(), strict=True))
+        return ids
 
     def _new_group(self, gid: int, gkey: tuple[object, ...]) -> int:
         if self._gfree:
@@ -732,10 +746,11 @@ class CompiledExecutor:
                 count=len(per_event),
             )
             keys = list(distinct)
-        ids = np.empty(len(keys), dtype=np.int64)
-        for i, key in enumerate(keys):
-            inst = self._inst.get((g, key))
-            ids[i] = inst if inst is not None else self._new_instance(g, key)
+        found = [self._inst.get((g, key)) for key in keys]
+        missing = [i for i, inst in enumerate(found) if inst is None]
+        ids = np.array([-1 if inst is None else inst for inst in found], dtype=np.int64)
+        if missing:
+            ids[missing] = self._new_instances(g, [keys[i] for i in missing])
         out[index] = ids[inv]
         return out
 
