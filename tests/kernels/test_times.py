@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trendagg.kernels.times import pane_ids, units, window_ids
+from trendagg.kernels.times import pane_ids, ticks, units, window_ids
 from trendagg.plan.windows import WindowSpec
 
 _LENGTHS = st.builds(
@@ -33,11 +33,11 @@ def _floor(t: float | int, unit: Fraction) -> int:
 
 @given(_TIMES, _LENGTHS)
 def test_units_are_the_exact_floor(times: np.ndarray, unit: Fraction) -> None:
-    got = units(times, unit)
+    got = units(ticks(times), unit)
     expected = [_floor(t, unit) for t in times.tolist()]
     if got is not None:
         assert got.tolist() == expected
-    assert pane_ids(times, unit).tolist() == expected
+    assert pane_ids(ticks(times), unit).tolist() == expected
 
 
 @given(_TIMES, _LENGTHS, _LENGTHS)
@@ -45,7 +45,7 @@ def test_window_ids_are_the_exact_windows(
     times: np.ndarray, within: Fraction, slide: Fraction
 ) -> None:
     spec = WindowSpec(within, slide)
-    lo, hi = window_ids(times, spec)
+    lo, hi = window_ids(ticks(times), spec)
     ranges = [spec.windows_of(t) for t in times.tolist()]
     assert lo.tolist() == [r.start for r in ranges]
     assert hi.tolist() == [r.stop for r in ranges]
@@ -64,7 +64,7 @@ def test_window_ids_are_the_exact_windows(
 def test_the_usual_times_take_array_arithmetic(times: np.ndarray, unit: Fraction) -> None:
     """Epoch seconds with milliseconds and the usual window lengths never fall back to
     a Fraction per time (the fallback would give the same numbers, slowly)."""
-    got = units(times, unit)
+    got = units(ticks(times), unit)
     assert got is not None
     sample = np.random.default_rng(0).choice(len(times), 500)
     assert got[sample].tolist() == [_floor(t, unit) for t in times[sample].tolist()]
@@ -74,6 +74,6 @@ def test_an_event_at_a_window_bound_opens_that_window() -> None:
     """0.3 as a float is a little below 3/10: with a 0.1 s slide it lies in window 2 of
     ``[k/10, k/10 + 1/5)``, as the exact number says, not in window 3."""
     spec = WindowSpec(Fraction(1, 5), Fraction(1, 10))
-    lo, hi = window_ids(np.array([0.3, 0.5, 1.0]), spec)
+    lo, hi = window_ids(ticks(np.array([0.3, 0.5, 1.0])), spec)
     assert (lo.tolist(), hi.tolist()) == ([1, 4, 9], [3, 6, 11])
     assert [spec.windows_of(t) for t in (0.3, 0.5, 1.0)] == [range(1, 3), range(4, 6), range(9, 11)]

@@ -34,7 +34,7 @@ from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, re
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
-from trendagg.kernels.times import pane_ids, window_ids
+from trendagg.kernels.times import pane_ids, ticks, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
@@ -667,11 +667,12 @@ class CompiledExecutor:
         tg = np.cumsum(change, dtype=np.int64) - 1 + self._tg
         klo = np.empty((n_specs, n), dtype=np.int64)
         khi = np.empty((n_specs, n), dtype=np.int64)
+        split = ticks(times)  # once for every window spec and pane
         for i, spec in enumerate(low.specs):
-            klo[i], khi[i] = window_ids(times, spec)
+            klo[i], khi[i] = window_ids(split, spec)
         pane = np.zeros((n_sets, n), dtype=np.int64)
         for b, p in enumerate(low.panes):
-            pane[b] = pane_ids(times, p)
+            pane[b] = pane_ids(split, p)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
         for g, part in enumerate(low.partitionings):
             pid[g] = self._partition_ids(batch, types, g, part.attrs)

@@ -122,14 +122,12 @@ def _compare(op: str, a: _Value, b: _Value) -> np.ndarray:
 
 
 def _compare_words(op: str, a: _Value, b: _Value) -> np.ndarray:
-    if b.text is not None and a.codes is not None:  # a column and a word: per word once
-        assert a.dictionary is not None
-        table = _OPS[op](np.array(a.dictionary + [""], dtype=object), b.text).astype(bool)
-        return table[a.codes]  # type: ignore[no-any-return]
-    if a.text is not None and b.codes is not None:
-        assert b.dictionary is not None
-        table = _OPS[op](a.text, np.array(b.dictionary + [""], dtype=object)).astype(bool)
-        return table[b.codes]  # type: ignore[no-any-return]
+    for column, word, word_first in ((a, b.text, False), (b, a.text, True)):
+        if word is not None and column.codes is not None:  # a column and a word: per word once
+            assert column.dictionary is not None
+            words = np.array(column.dictionary + [""], dtype=object)  # ("": no word, code 0)
+            table = _OPS[op](word, words) if word_first else _OPS[op](words, word)
+            return table.astype(bool)[column.codes]  # type: ignore[no-any-return]
     return _OPS[op](a.words(), b.words()).astype(bool)  # type: ignore[no-any-return]
 
 

@@ -12,13 +12,15 @@ integer arithmetic.
 ``u = floor(t / (a/b))`` is computed on arrays: for ints as ``t*b // a``; for a float
 ``t = I + F / 2**E`` (``I`` its integer part, ``F`` a whole number, ``E`` the fewest
 binary places that make the fractions of a chunk's times whole: 22 for epoch seconds
-with milliseconds) as ``(I*b + (F*b >> E)) // a``. Only where a product could pass
+with milliseconds; the split is made once per chunk, :func:`ticks`) as
+``(I*b + (F*b >> E)) // a``. Only where a product could pass
 62 bits is it done in Python, one step per distinct time, with ``Fraction``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -28,54 +30,72 @@ from trendagg.plan.windows import WindowSpec
 _SAFE = 2**62  # int64 products stay below this (and so never wrap)
 
 
-def window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Ticks:
+    """A chunk's times, split once for all its window specs and panes: ``t = whole + part
+    / 2**places`` (int64 arrays; ``part`` None for int times), ``biggest`` the largest
+    ``|whole|``; ``whole`` None where no such split exists (a time not finite or beyond
+    2**62, a fraction finer than 2**-62)."""
+
+    times: np.ndarray
+    whole: np.ndarray | None
+    part: np.ndarray | None = None
+    places: int = 0
+    biggest: int = 0
+
+
+def ticks(times: np.ndarray) -> Ticks:
+    """The split of :class:`Ticks` of a chunk's times."""
+    if not len(times):
+        return Ticks(times, np.zeros(0, dtype=np.int64))
+    if times.dtype.kind == "i":
+        return Ticks(times, times, biggest=int(np.max(np.abs(times))))
+    if not np.all(np.isfinite(times)) or float(np.max(np.abs(times))) >= _SAFE:
+        return Ticks(times, None)
+    whole = np.trunc(times)
+    fraction = times - whole  # exact: the bits of t below its units place
+    places = _binary_places(fraction)
+    if places is None:
+        return Ticks(times, None)
+    part = np.ldexp(fraction, places).astype(np.int64)  # exact: whole by the choice of places
+    ints = whole.astype(np.int64)
+    return Ticks(times, ints, part, places, int(np.max(np.abs(ints))))
+
+
+def window_ids(t: Ticks, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
     """First and one-past-last id of the windows of ``spec`` that hold each time."""
-    if times.dtype.kind == "i" and spec.integral:  # (limits.TIME_LIMIT: no overflow)
+    if t.times.dtype.kind == "i" and spec.integral:  # (limits.TIME_LIMIT: no overflow)
         w, s = int(spec.within), int(spec.slide)
-        return (times - w) // s + 1, times // s + 1
+        return (t.times - w) // s + 1, t.times // s + 1
     pane = spec.pane
-    u = units(times, pane)
+    u = units(t, pane)
     if u is None:
-        return _exact_window_ids(times, spec)
+        return _exact_window_ids(t.times, spec)
     n_w, n_s = int(spec.within / pane), int(spec.slide / pane)
     return (u - n_w) // n_s + 1, u // n_s + 1
 
 
-def pane_ids(times: np.ndarray, pane: Fraction) -> np.ndarray:
+def pane_ids(t: Ticks, pane: Fraction) -> np.ndarray:
     """``floor(t / pane)`` of each time, exact."""
-    u = units(times, pane)
+    u = units(t, pane)
     if u is not None:
         return u
-    uniq, inv = np.unique(times, return_inverse=True)
-    ids = [math.floor(Fraction(t) / pane) for t in uniq.tolist()]
+    uniq, inv = np.unique(t.times, return_inverse=True)
+    ids = [math.floor(Fraction(x) / pane) for x in uniq.tolist()]
     return np.array(ids, dtype=np.int64)[inv]
 
 
-def units(times: np.ndarray, unit: Fraction) -> np.ndarray | None:
+def units(t: Ticks, unit: Fraction) -> np.ndarray | None:
     """``floor(t / unit)`` of each time as int64 arrays, or None where int64 arithmetic
     could overflow (the caller then goes time by time)."""
     a, b = unit.numerator, unit.denominator
-    if not len(times):
-        return np.zeros(0, dtype=np.int64)
-    if times.dtype.kind != "i":
-        if not np.all(np.isfinite(times)) or float(np.max(np.abs(times))) >= _SAFE:
-            return None
-        whole = np.trunc(times)
-        fraction = times - whole  # exact: the bits of t below its units place
-        places = _binary_places(fraction)
-        if places is None or b << places >= _SAFE:
-            return None
+    if t.whole is None or t.biggest * b + b >= _SAFE or b << t.places >= _SAFE:
+        return None
+    scaled = t.whole * b if b != 1 else t.whole
+    if t.part is not None:
         # t*b = I*b + F*b / 2**E with I = trunc(t), F = (t - I) * 2**E whole, |F| < 2**E;
         # floor((I*b + F*b / 2**E) / a) == floor((I*b + floor(F*b / 2**E)) / a), and >> floors
-        part = np.ldexp(fraction, places).astype(np.int64) * b >> places
-        times = whole.astype(np.int64)
-    else:
-        part = None
-    if int(np.max(np.abs(times))) * b + b >= _SAFE:
-        return None
-    scaled = times * b if b != 1 else times
-    if part is not None:
-        scaled = scaled + part
+        scaled = scaled + (t.part * b >> t.places)
     result: np.ndarray = scaled // a
     return result
 
