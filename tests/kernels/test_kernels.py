@@ -1,7 +1,7 @@
 """The compiled engine (numba kernels) equals the two-step reference, exactly.
 
-Workloads here are in the kernel's reach (no NOT, no NEXT predicates,
-unqualified partition attributes), with several queries sharing a Kleene
+Workloads here are in the kernel's reach (no NOT, no NEXT predicates;
+qualified partition attributes that nest), with several queries sharing a Kleene
 type so that HAMLET's shared bursts, its per-burst decisions and the
 non-shared replay all run. Counts reach 2**10000: the residue lanes grow by
 replaying the open windows. The same checks run with NUMBA_DISABLE_JIT=1 in
@@ -128,6 +128,44 @@ def merging_workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
     return "\n".join(lines), _events(draw, "ABC", 18, ("g",))
 
 
+QUALIFIED = [
+    ("[B.g]", ""),
+    ("[g]", "B.h"),
+    ("", "B.h"),
+    ("[B.g, B.h]", "B.h"),
+    ("[g]", ""),  # unqualified, in the same workload
+]
+
+
+@st.composite
+def qualified_workloads(draw: st.DrawFn) -> tuple[str, list[dict[str, object]]]:
+    """Up to four queries whose partition attributes apply to B only (qualified) or to
+    every variable: A and C events are wildcards for the qualified ones, processed in
+    a template partition and in every partition that agrees with them."""
+    lines = []
+    for i in range(draw(st.integers(1, 4))):
+        pattern = draw(st.sampled_from(PATTERNS[:7]))
+        equivalence, group = draw(st.sampled_from(QUALIFIED))
+        items = ["COUNT(*)"]
+        for agg in draw(st.lists(st.sampled_from(AGGREGATES), max_size=2, unique=True)):
+            if agg[agg.index("(") + 1] in pattern and agg not in items:
+                items.append(agg)
+        where = [equivalence] if equivalence else []
+        if draw(st.booleans()):
+            where.append(f"B.x > {draw(st.integers(0, 3))}")
+        if group:
+            items.insert(0, group)
+        within = draw(st.integers(3, 12))
+        slide = draw(st.integers(1, within))
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        by = f" GROUP-BY {group}" if group else ""
+        lines.append(
+            f"q{i}: RETURN {', '.join(items)} PATTERN {pattern}{clause}{by} "
+            f"WITHIN {within} s SLIDE {slide} s;"
+        )
+    return "\n".join(lines), _events(draw, "ABCD", 18, ("g", "h"))
+
+
 def _run(text: str, records: list[dict[str, object]], strategy: str, **kw: Any) -> list[Any]:
     plans = compile_workload(parse(text))
     return run_strategy(plans, from_records(records).events, strategy, **kw)
@@ -176,6 +214,77 @@ def test_merged_states_equal_twostep(case: tuple[str, list[dict[str, object]]]) 
     expected = canon(_run(text, records, "twostep"))
     for strategy in STRATEGIES:
         assert canon(_run(text, records, strategy)) == expected, strategy
+
+
+@settings(max_examples=150, deadline=None)
+@given(qualified_workloads())
+def test_qualified_partition_attributes_run_compiled_and_equal_twostep(
+    monkeypatch: pytest.MonkeyPatch, case: tuple[str, list[dict[str, object]]]
+) -> None:
+    """Wildcard events (of variables that a qualified attribute does not apply to) go to
+    a template partition and to every partition that agrees with them; a partition made
+    later starts from the template. In one chunk, and in chunks of three events (new
+    partitions born in the middle of a chunk, templates carried across chunks)."""
+    text, records = case
+    plans = compile_workload(parse(text))
+    assert sharing_plan(plans, "hamlet").on("python") == []
+    assert_equal_twostep_in_chunks(monkeypatch, text, records)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), cuts=st.lists(st.integers(0, 18), max_size=4))
+def test_qualified_partitions_fed_in_cuts_equal_one_batch(
+    data: st.DataObject, cuts: list[int]
+) -> None:
+    """Watermarks between Runner chunks close windows and free partitions and templates
+    that no open window needs; a template made again starts empty, as the reference's
+    stored events of closed windows are dropped."""
+    text, records = data.draw(qualified_workloads())
+    records = sorted(records, key=lambda r: r["time"])  # type: ignore[arg-type, return-value]
+    plans = compile_workload(parse(text))
+    expected = canon(_run(text, records, "twostep"))
+    for strategy in STRATEGIES:
+        assert canon(fed_in_cuts(Runner(plans, strategy), records, cuts)) == expected
+
+
+def test_a_wildcard_event_joins_partitions_made_before_and_after_it() -> None:
+    """SEQ(A, B+) per B.g: the As have no g. The partition g=1 exists before the A at 1,
+    g=2 is made at time 3 (from the template, which saw that A), g=3 at time 9 (its
+    window [5, 10) holds only the A at 7)."""
+    text = "q: RETURN B.g, COUNT(*) PATTERN SEQ(A, B+) WHERE [B.g] GROUP-BY B.g WITHIN 5 s;"
+    records: list[dict[str, object]] = [
+        {"type": "B", "time": 0, "g": 1},
+        {"type": "A", "time": 1},
+        {"type": "B", "time": 2, "g": 1},
+        {"type": "B", "time": 3, "g": 2},
+        {"type": "B", "time": 4, "g": 2},
+        {"type": "A", "time": 7},
+        {"type": "B", "time": 8, "g": 1},
+        {"type": "B", "time": 9, "g": 3},
+    ]
+    plans = compile_workload(parse(text))
+    assert sharing_plan(plans, "hamlet").routes[0].executor == "compiled"
+    rows = [
+        (r.window_start, r.group["B.g"], r.values["COUNT(*)"]) for r in _run(text, records, "greta")
+    ]
+    assert sorted(rows) == [(0, 1, 1), (0, 2, 3), (5, 1, 1), (5, 3, 1)]
+    assert canon(_run(text, records, "twostep")) == canon(_run(text, records, "greta"))
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        ("[A.g, B.g]", "one partition attribute name for two variables"),
+        ("[A.g] GROUP-BY B.h", "no positive variable has every partition attribute"),
+    ],
+)
+def test_product_partitions_stay_on_the_reference_engine(where: str, reason: str) -> None:
+    """Partitions that are products of values (no positive variable has every attribute)
+    are the reference engine's: the plan says why."""
+    ret = "B.h, COUNT(*)" if "B.h" in where else "COUNT(*)"
+    plans = compile_workload(parse(f"RETURN {ret} PATTERN SEQ(A, B+) WHERE {where} WITHIN 5 s"))
+    route = sharing_plan(plans, "hamlet").routes[0]
+    assert route.executor == "python" and reason in route.reason
 
 
 def test_equal_prefixes_share_one_register_class() -> None:
@@ -439,6 +548,17 @@ def check_ranked(case):
         assert canon(_run(text, records, strategy)) == expected, strategy
 
 check_ranked()
+from test_kernels import qualified_workloads
+
+@settings(max_examples=10, deadline=None, database=None)
+@given(qualified_workloads())
+def check_qualified(case):
+    text, records = case
+    expected = canon(_run(text, records, "twostep"))
+    for strategy in STRATEGIES:
+        assert canon(_run(text, records, strategy)) == expected, strategy
+
+check_qualified()
 text, records, count, total = _exact_case(120)
 for strategy in STRATEGIES:
     rows = _run(text, records, strategy)

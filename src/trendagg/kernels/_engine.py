@@ -9,6 +9,12 @@ event type of their sharing set are flushed; events of a shared Kleene type
 join their partition's burst; every other binding is computed from the state
 before the time group (phase 1) and inserted after it (phase 2).
 
+An event is processed in its partition instance (``pid``) and, for a
+partitioning with qualified attributes, in every instance that agrees with it
+(``xptr``/``xinst``: an event that the qualified attributes do not apply to is a
+wildcard for them). An instance made at a time group starts there as a copy of
+its template (``cp_*``; see :mod:`trendagg.kernels.executor`).
+
 Registers are residues modulo the primes ``P`` (lane-minor: register r,
 lane l at ``r * L + l``); minima and maxima are float64 (NaN = none: an
 extreme column holds NaN where an event has no value for it, so a hidden
@@ -598,27 +604,42 @@ def _count_window_events(prog, st, ev, e, lim):  # type: ignore[no-untyped-def]
         role = prog.part_role[g, ty]
         if role == 0:
             continue
-        inst = ev.pid[g, e]
-        if inst < 0:
+        own = ev.pid[g, e]
+        if own < 0:
             continue
-        for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
-            sp = prog.part_sp[j]
-            ns = prog.sp_NS[sp]
-            for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-                idx = prog.sp_moff[sp] + k % ns
-                if st.mkeys[inst, idx] != k:
-                    st.mkeys[inst, idx] = k
-                    st.mcnt[inst, idx] = 0
-                    st.mrep[inst, idx] = 0
-                st.mcnt[inst, idx] += 1
-                if role == 2:
-                    st.mrep[inst, idx] += 1
-                need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
-                if need > st.stats[2]:
-                    st.stats[2] = need
-                if need > cap:
-                    return False
+        lo = ev.xptr[g, e]
+        for x in range(lo - 1, ev.xptr[g, e + 1]):
+            inst = own if x < lo else ev.xinst[x]
+            for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
+                sp = prog.part_sp[j]
+                ns = prog.sp_NS[sp]
+                for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
+                    idx = prog.sp_moff[sp] + k % ns
+                    if st.mkeys[inst, idx] != k:
+                        st.mkeys[inst, idx] = k
+                        st.mcnt[inst, idx] = 0
+                        st.mrep[inst, idx] = 0
+                    st.mcnt[inst, idx] += 1
+                    if role == 2:
+                        st.mrep[inst, idx] += 1
+                    need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
+                    if need > st.stats[2]:
+                        st.stats[2] = need
+                    if need > cap:
+                        return False
     return True
+
+
+@njit(**JIT_INLINE)
+def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
+    """A new partition instance starts from a template's state: the events it has seen
+    are those the new instance would have (qualified attributes, see executor)."""
+    st.tot[new, :] = st.tot[parent, :]
+    st.ext[new, :] = st.ext[parent, :]
+    st.keys[new, :] = st.keys[parent, :]
+    st.mkeys[new, :] = st.mkeys[parent, :]
+    st.mcnt[new, :] = st.mcnt[parent, :]
+    st.mrep[new, :] = st.mrep[parent, :]
 
 
 @njit(**JIT_OPTIONS)
@@ -636,6 +657,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     out = borrow(out)
     n = ev.types.shape[0]
     nsets = prog.set_boff.shape[0]
+    cp = 0
     i = 0
     while i < n:
         tg = ev.tg[i]
@@ -652,6 +674,10 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                     flushed = True
                 _emit(prog, st, out, sp, c)
                 st.closed[sp] = c
+        # new partition instances of this time group that start from a template
+        while cp < ev.cp_tg.shape[0] and ev.cp_tg[cp] <= tg:
+            _copy_instance(st, ev.cp_new[cp], ev.cp_par[cp])
+            cp += 1
         # 2. count events per window; flush bursts that this time group interrupts
         for e in range(i, j):
             if not _count_window_events(prog, st, ev, e, lim):
@@ -661,18 +687,24 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 role = prog.set_role[b, ty]
                 if role == 0:
                     continue
-                inst = ev.pid[prog.set_part[b], e]
-                if inst < 0:
+                g = prog.set_part[b]
+                own = ev.pid[g, e]
+                if own < 0:
+                    continue
+                if role == 2:  # in every instance the event is processed in
+                    lo = ev.xptr[g, e]
+                    for x in range(lo - 1, ev.xptr[g, e + 1]):
+                        inst = own if x < lo else ev.xinst[x]
+                        st.mixed[inst, b] = tg
+                        _burst_flush(prog, st, ev, sc, b, inst)
                     continue
                 f = prog.set_f[b]
-                if role == 1 and f >= 0 and not ev.filt[f, e]:
+                if f >= 0 and not ev.filt[f, e]:
                     continue
+                # (a burst's type is one whose events go to their own instance only)
                 off = prog.set_boff[b]
-                if role == 2:
-                    st.mixed[inst, b] = tg
-                    _burst_flush(prog, st, ev, sc, b, inst)
-                elif st.bur[inst, off] >= 0 and st.bur[inst, off] != ev.pane[b, e]:
-                    _burst_flush(prog, st, ev, sc, b, inst)
+                if st.bur[own, off] >= 0 and st.bur[own, off] != ev.pane[b, e]:
+                    _burst_flush(prog, st, ev, sc, b, own)
         # 3. phase 1: every binding that no burst takes
         n_ent = 0
         for e in range(i, j):
@@ -683,13 +715,17 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 if f >= 0 and not ev.filt[f, e]:
                     continue
                 q = prog.b_q[bi]
-                inst = ev.pid[prog.q_part[q], e]
-                if inst < 0:
+                g = prog.q_part[q]
+                own = ev.pid[g, e]
+                if own < 0:
                     continue
                 b = prog.b_set[bi]
-                if b >= 0 and st.mode[0] > 0 and st.mixed[inst, b] != tg:
+                if b >= 0 and st.mode[0] > 0 and st.mixed[own, b] != tg:
                     continue  # joins the burst below
-                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
+                lo = ev.xptr[g, e]
+                for x in range(lo - 1, ev.xptr[g, e + 1]):
+                    inst = own if x < lo else ev.xinst[x]
+                    n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
         # 4. phase 2: insert; extend bursts
         _insert_all(prog, st, sc, n_ent)
         if st.mode[0] > 0:

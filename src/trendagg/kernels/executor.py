@@ -14,6 +14,20 @@ whose values are words or integers beyond 2**53 switches its attribute to
 ranks (:mod:`trendagg.kernels.ranks`) the same way, once. An attribute that a
 SUM or AVG reads and an event it binds holds a value that is not a number
 stops the run with the Python engines' error (:func:`trendagg.plan.layout.not_a_number`).
+
+Qualified partition attributes (``GROUP-BY T.district``: the district of the
+travel legs only) make the other events wildcards for them (SEMANTICS,
+"Partitions and groups"): such an event takes part in every partition that
+agrees with it on the attributes that apply to it, also in partitions made
+after it, as long as its windows are open. The reference engine keeps those
+events and replays them into each new partition. Here a template instance per
+key of the unqualified attributes (``WILD`` at the qualified ones) processes
+every wildcard event of that key, as a partition without the qualified
+variable's events would; a new partition starts, at the time group of its first
+event, as a copy of its template's row (the kernel copies it then), and from
+there on every wildcard event of its key is processed in the template and in
+each partition that agrees with it (``_qualified_ids``). A template finds no
+trend (every trend has an event of the qualified variable) and has no group.
 """
 
 from __future__ import annotations
@@ -51,7 +65,12 @@ State = namedtuple(
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
     "closed mode stats dlog",
 )
-Events = namedtuple("Events", "types tg klo khi pane pid filt wres aval bnext")
+Events = namedtuple(
+    "Events", "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext"
+)
+#: A template instance's value at a partition attribute that does not apply to the events
+#: of its level (qualified attributes); no attribute value is a tuple
+WILD = ("*",)
 Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext")
 Out = namedtuple("Out", "n key add ext")
 
@@ -116,6 +135,65 @@ def _key_values(col: Column, index: np.ndarray) -> list[object]:
     return col.values[index].tolist()  # type: ignore[no-any-return]
 
 
+def _keys_of(
+    cols: list[Column], index: np.ndarray
+) -> tuple[np.ndarray, list[tuple[object, ...]], np.ndarray]:
+    """The keys (values of ``cols``) of the events at ``index``: per event its key's
+    number, the distinct keys (Python values), and each one's first event (a position
+    in ``index``)."""
+    if not cols:
+        return np.zeros(len(index), dtype=np.int64), [()], np.zeros(1, dtype=np.int64)
+    if all(c.kind != "mixed" for c in cols):
+        # one int64 code per key (mixed radix over the columns' codes);
+        # np.unique(axis=0) on the stacked codes is ten times slower
+        combined = np.zeros(len(index), dtype=np.int64)
+        radix = 1
+        for c in cols:
+            codes = _dense_codes(c.values[index])
+            size = int(codes.max()) + 1
+            if radix * size >= 2**62:
+                combined = _dense_codes(combined)
+                radix = int(combined.max()) + 1
+            combined = combined * size + codes
+            radix *= size
+        inv = combined if len(cols) == 1 else _dense_codes(combined)
+        first = np.empty(int(inv.max()) + 1, dtype=np.int64)
+        first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)  # the last write wins
+        reps = index[first]
+        values = [_key_values(c, reps) for c in cols]
+        return inv, list(zip(*values, strict=True)), first
+    per_event = list(zip(*[_key_values(c, index) for c in cols], strict=True))
+    distinct: dict[tuple[object, ...], int] = {}
+    inv = np.fromiter(
+        (distinct.setdefault(k, len(distinct)) for k in per_event),
+        dtype=np.int64,
+        count=len(per_event),
+    )
+    first = np.empty(len(distinct), dtype=np.int64)
+    first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)
+    return inv, list(distinct), first
+
+
+def _widen(
+    width: int, positions: tuple[int, ...], values: tuple[object, ...]
+) -> tuple[object, ...]:
+    """A key of ``width`` attributes with ``values`` at ``positions``, WILD elsewhere."""
+    key: list[object] = [WILD] * width
+    for p, v in zip(positions, values, strict=True):
+        key[p] = v
+    return tuple(key)
+
+
+def _narrow(key: tuple[object, ...], positions: tuple[int, ...]) -> tuple[object, ...]:
+    """The key of the level of ``positions`` that agrees with ``key``."""
+    return tuple(v if p in positions else WILD for p, v in enumerate(key))
+
+
+def _positions(key: tuple[object, ...]) -> tuple[int, ...]:
+    """The positions where a key has a value (the level of its instance)."""
+    return tuple(p for p, v in enumerate(key) if v != WILD)
+
+
 class CompiledExecutor:
     """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
 
@@ -162,6 +240,9 @@ class CompiledExecutor:
             dtype=np.int64,
         )
         self._inst: dict[tuple[int, tuple[object, ...]], int] = {}
+        # qualified partitionings: (partitioning, level, key) -> the agreeing instances
+        # of higher levels
+        self._below: dict[tuple[int, int, tuple[object, ...]], set[int]] = {}
         self._inst_key: list[tuple[int, tuple[object, ...]] | None] = []
         self._free: list[int] = []
         self._ginst: dict[tuple[int, tuple[object, ...]], int] = {}
@@ -281,17 +362,24 @@ class CompiledExecutor:
         st.mixed[ids] = -1
         st.burf[ids] = self._extremes_template
         part = self.low.partitionings[g]
+        if part.qualified:
+            st.inst_ginst[ids] = -1  # a template has no trends, so no group
+            for key, inst in zip(keys, ids.tolist(), strict=True):
+                self._index_instance(g, key, inst, True)
+            keys_ids = [(k, i) for k, i in zip(keys, ids.tolist(), strict=True) if WILD not in k]
+        else:
+            keys_ids = list(zip(keys, ids.tolist(), strict=True))
         for sel, positions in enumerate(part.groupings):
             gid = self.low.grouping_of.index((g, sel))
             groups = []
-            for key in keys:
+            for key, _ in keys_ids:
                 gkey = tuple(key[p] for p in positions)
                 gi = self._ginst.get((gid, gkey))
                 if gi is None:
                     gi = self._new_group(gid, gkey)
                 self._gref[gi] += 1
                 groups.append(gi)
-            st.inst_ginst[ids, sel] = groups
+            st.inst_ginst[[i for _, i in keys_ids], sel] = groups
         self._inst.update(zip([(g, key) for key in keys], ids.tolist(), strict=True))
         return ids
 
@@ -330,10 +418,14 @@ class CompiledExecutor:
             entry = self._inst_key[inst]
             if entry is None:
                 continue
-            g, _key = entry
+            g, key = entry
             del self._inst[entry]
             self._inst_key[inst] = None
             self._free.append(inst)
+            if self.low.partitionings[g].qualified:
+                self._index_instance(g, key, inst, False)
+                if WILD in key:
+                    continue
             for sel in range(len(self.low.partitionings[g].groupings)):
                 gi = int(st.inst_ginst[inst, sel])
                 self._gref[gi] -= 1
@@ -397,7 +489,8 @@ class CompiledExecutor:
         kernel["rebuilds"] = self.rebuilds
         if self._log_limit:
             kernel["decisions"] = self.decisions
-        stats["partitions"] = stats.get("partitions", 0) + len(self._inst)
+        made = sum(1 for _, key in self._inst if WILD not in key)  # not the templates
+        stats["partitions"] = stats.get("partitions", 0) + made
 
     # ------------------------------------------------------------------ running
 
@@ -593,7 +686,8 @@ class CompiledExecutor:
         if n:
             nbind = np.diff(self.prog.ty_ptr)[ev.types]
             nk = (ev.khi - ev.klo).max(axis=0) if len(ev.klo) else np.ones(n, dtype=np.int64)
-            cost = nbind * np.maximum(nk, 1)
+            # an event of a template's level is processed in every agreeing instance
+            cost = nbind * np.maximum(nk, 1) * (1 + np.diff(ev.xptr, axis=1).sum(axis=0))
             starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
             cap = int(np.add.reduceat(cost, starts).max()) + 1
         AL = low.max_additive * L
@@ -623,8 +717,12 @@ class CompiledExecutor:
             cap += g_q * ns
             if n:
                 sp = int(prog.q_spec[q])
-                end_type = plan.vars[plan.template.end].type
-                ends = int(counts[self.low.types.index(end_type)])  # type: ignore[index]
+                end_type = self.low.types.index(plan.vars[plan.template.end].type)
+                if self.low.partitionings[prog.q_part[q]].qualified:  # in every agreeing instance
+                    each = 1 + np.diff(ev.xptr[prog.q_part[q]])
+                    ends = int(each[ev.types == end_type].sum())
+                else:
+                    ends = int(counts[end_type])  # type: ignore[index]
                 span = int(ev.khi[sp, -1] - ev.klo[sp, 0]) + ns
                 cap += min(ends * ns, g_q * span)
         return Out(
@@ -648,6 +746,11 @@ class CompiledExecutor:
                 khi=np.zeros((n_specs, 0), dtype=np.int64),
                 pane=np.zeros((n_sets, 0), dtype=np.int64),
                 pid=np.zeros((len(low.partitionings), 0), dtype=np.int64),
+                xptr=np.zeros((len(low.partitionings), 1), dtype=np.int64),
+                xinst=z,
+                cp_tg=z,
+                cp_new=z,
+                cp_par=z,
                 filt=np.zeros((max(len(low.filters), 1), 0), dtype=np.bool_),
                 wres=np.zeros((max(len(low.weights), 1), 0, L), dtype=np.int64),
                 aval=np.zeros((max(len(low.extremes), 1), 0), dtype=np.float64),
@@ -674,8 +777,21 @@ class CompiledExecutor:
         for b, p in enumerate(low.panes):
             pane[b] = pane_ids(split, p)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
+        xptr = np.zeros((len(low.partitionings), n + 1), dtype=np.int64)
+        extra: list[np.ndarray] = []
+        copies: list[tuple[int, int, int, int]] = []
         for g, part in enumerate(low.partitionings):
-            pid[g] = self._partition_ids(batch, types, g, part.attrs)
+            if not part.qualified:
+                pid[g] = self._partition_ids(batch, types, g, part.attrs)
+                continue
+            pid[g], counts, flat = self._qualified_ids(batch, types, tg, g, copies)
+            base = sum(len(x) for x in extra)
+            xptr[g, 0] = base
+            np.cumsum(counts, out=xptr[g, 1:])
+            xptr[g, 1:] += base
+            extra.append(flat)
+        copies.sort()
+        cp = np.array(copies, dtype=np.int64).reshape(-1, 4)
         filt = np.ones((max(len(low.filters), 1), n), dtype=np.bool_)
         for f, rule in enumerate(low.filters):
             filt[f] = filter_mask(batch, rule)
@@ -693,6 +809,11 @@ class CompiledExecutor:
             khi=khi,
             pane=pane,
             pid=pid,
+            xptr=xptr,
+            xinst=np.concatenate(extra) if extra else np.zeros(0, dtype=np.int64),
+            cp_tg=cp[:, 0].copy(),
+            cp_new=cp[:, 2].copy(),
+            cp_par=cp[:, 3].copy(),
             filt=filt,
             wres=wres,
             aval=aval,
@@ -719,34 +840,7 @@ class CompiledExecutor:
             inst = self._inst.get((g, ()))
             out[index] = inst if inst is not None else self._new_instance(g, ())
             return out
-        if all(c.kind != "mixed" for c in cols):
-            # one int64 code per key (mixed radix over the columns' codes);
-            # np.unique(axis=0) on the stacked codes is ten times slower
-            combined = np.zeros(len(index), dtype=np.int64)
-            radix = 1
-            for c in cols:
-                codes = _dense_codes(c.values[index])
-                size = int(codes.max()) + 1
-                if radix * size >= 2**62:
-                    combined = _dense_codes(combined)
-                    radix = int(combined.max()) + 1
-                combined = combined * size + codes
-                radix *= size
-            inv = combined if len(cols) == 1 else _dense_codes(combined)
-            first = np.empty(int(inv.max()) + 1, dtype=np.int64)
-            first[inv[::-1]] = np.arange(len(inv) - 1, -1, -1)  # the last write wins
-            reps = index[first]
-            values = [_key_values(c, reps) for c in cols]
-            keys = list(zip(*values, strict=True))
-        else:
-            per_event = list(zip(*[_key_values(c, index) for c in cols], strict=True))
-            distinct: dict[tuple[object, ...], int] = {}
-            inv = np.fromiter(
-                (distinct.setdefault(k, len(distinct)) for k in per_event),
-                dtype=np.int64,
-                count=len(per_event),
-            )
-            keys = list(distinct)
+        inv, keys, _ = _keys_of(cols, index)
         found = [self._inst.get((g, key)) for key in keys]
         missing = [i for i, inst in enumerate(found) if inst is None]
         ids = np.array([-1 if inst is None else inst for inst in found], dtype=np.int64)
@@ -754,6 +848,113 @@ class CompiledExecutor:
             ids[missing] = self._new_instances(g, [keys[i] for i in missing])
         out[index] = ids[inv]
         return out
+
+    def _qualified_ids(
+        self,
+        batch: EventBatch,
+        types: np.ndarray,
+        tg: np.ndarray,
+        g: int,
+        copies: list[tuple[int, int, int, int]],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Instances of a partitioning with qualified attributes (see
+        :class:`~trendagg.kernels.program.Partitioning`): per event its own level's
+        instance (-1: none), and the agreeing instances of higher levels as counts per
+        event and their ids, one list after the other. An instance made for this chunk
+        is born at the time group of its first event: only events from then on go to
+        it, and ``copies`` gets (time group, level, instance, the nearest lower-level
+        instance alive then, which it starts from) unless it starts empty."""
+        part = self.low.partitionings[g]
+        n = len(batch)
+        code = np.array([part.level_of(t) for t in self.low.types] + [-1], dtype=np.int64)
+        level_of = np.where(self.low.program.part_role[g][types] > 0, code[types], -1)
+        own = np.full(n, -1, dtype=np.int64)
+        born: dict[int, int] = {}  # instances made for this chunk: their first time group
+        found: list[tuple[np.ndarray, np.ndarray, list[tuple[object, ...]]]] = []
+        for level, positions in enumerate(part.levels):
+            ok = level_of == level
+            cols = []
+            for p in positions:
+                col = batch.columns.get(part.attrs[p])
+                if col is None:
+                    ok[:] = False
+                    break
+                ok &= col.valid
+                cols.append(col)
+            index = np.flatnonzero(ok)
+            if not len(index):
+                continue
+            inv, values, first = _keys_of(cols, index)
+            keys = [_widen(len(part.attrs), positions, v) for v in values]
+            ids = np.array([self._inst.get((g, key), -1) for key in keys], dtype=np.int64)
+            missing = np.flatnonzero(ids < 0).tolist()
+            if missing:
+                ids[missing] = self._new_instances(g, [keys[i] for i in missing])
+                for i in missing:
+                    inst, at = int(ids[i]), int(tg[index[first[i]]])
+                    born[inst] = at
+                    parent = self._template_of(g, level, keys[i], at, born)
+                    if parent >= 0:
+                        copies.append((at, level, inst, parent))
+            own[index] = ids[inv]
+            if level < len(part.levels) - 1:
+                found.append((index, inv, keys))
+        counts = np.zeros(n, dtype=np.int64)
+        lists: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for index, inv, keys in found:
+            order = np.argsort(inv, kind="stable")
+            bounds = np.searchsorted(inv[order], np.arange(len(keys) + 1))
+            level = part.levels.index(_positions(keys[0]))
+            for i, key in enumerate(keys):
+                below = self._below.get((g, level, key))
+                if not below:
+                    continue
+                ids = np.array(sorted(below, key=lambda d: born.get(d, -1)), dtype=np.int64)
+                since = np.array([born.get(d, -1) for d in ids.tolist()], dtype=np.int64)
+                events = index[order[bounds[i] : bounds[i + 1]]]
+                if since[-1] < 0:
+                    count = np.full(len(events), len(ids), dtype=np.int64)
+                else:
+                    count = np.searchsorted(since, tg[events], side="right")
+                counts[events] = count
+                lists.append((events, count, ids))
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        flat = np.empty(int(ptr[-1]), dtype=np.int64)
+        for events, count, ids in lists:
+            total = int(count.sum())
+            if not total:
+                continue
+            at = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+            flat[np.repeat(ptr[events], count) + at] = ids[at]
+        return own, counts, flat
+
+    def _template_of(
+        self, g: int, level: int, key: tuple[object, ...], at: int, born: dict[int, int]
+    ) -> int:
+        """The instance a new one of ``level`` starts from: the agreeing instance of the
+        highest lower level that exists at time group ``at``, or -1 (it starts empty)."""
+        levels = self.low.partitionings[g].levels
+        for lower_level in range(level - 1, -1, -1):
+            inst = self._inst.get((g, _narrow(key, levels[lower_level])))
+            if inst is not None and born.get(inst, -1) <= at:
+                return inst
+        return -1
+
+    def _index_instance(self, g: int, key: tuple[object, ...], inst: int, add: bool) -> None:
+        """Enter (or remove) an instance of a qualified partitioning in ``_below``: the
+        instances of higher levels that agree with each lower-level key."""
+        levels = self.low.partitionings[g].levels
+        level = levels.index(_positions(key))
+        for lower_level in range(level):
+            entry = (g, lower_level, _narrow(key, levels[lower_level]))
+            if add:
+                self._below.setdefault(entry, set()).add(inst)
+            else:
+                below = self._below[entry]
+                below.discard(inst)
+                if not below:
+                    del self._below[entry]
 
     def _kind(self, name: str, ints: bool, floats: bool) -> None:
         """An aggregated attribute that holds integers and decimals both (here, or one kind

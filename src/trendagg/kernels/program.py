@@ -2,8 +2,8 @@
 
 :func:`lower` takes the queries the plan routes to the kernel
 (:func:`~trendagg.optimizer.plan.compiled_blocker`: no negation, no edge
-predicates, unqualified partition attributes; decided from the plan, never
-from the data) and lays out
+predicates, qualified partition attributes only when nested; decided from the
+plan, never from the data) and lays out
 their templates, aggregate registers, bindings (event type -> (query, state,
 filter)), sharing sets (the plan's shared bursts of E+, one set per binding
 rule for E among their members, each with its own coefficients) and window specs as
@@ -47,7 +47,7 @@ import numpy as np
 
 from trendagg.language import to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
-from trendagg.optimizer.plan import KleeneBurst, SharingPlan
+from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.windows import WindowSpec
 
@@ -88,9 +88,32 @@ class Filter:
 
 @dataclass
 class Partitioning:
+    """Partition instances of the queries of one layout
+    (:func:`~trendagg.optimizer.plan.partition_layout`).
+
+    With qualified attributes (``qualified``: the type of the variable they apply
+    to, and the positions of the unqualified ones), there are two ``levels`` of
+    instances: of the unqualified attributes (templates: their keys have
+    :data:`~trendagg.kernels.executor.WILD` at the qualified positions) and of all.
+    An event of any other type (a wildcard for the qualified attributes) is
+    processed in the template of its key and in every instance that agrees with it;
+    a new instance starts as a copy of its template, which has seen every event that
+    the new one would have (see :mod:`~trendagg.kernels.executor`).
+    """
+
     attrs: tuple[str, ...]  # sorted partition attribute names
+    qualified: tuple[object, ...] = ()  # () or (type, positions of unqualified attributes)
     queries: list[int] = field(default_factory=list)
     groupings: list[tuple[int, ...]] = field(default_factory=list)  # positions into attrs
+
+    @property
+    def levels(self) -> list[tuple[int, ...]]:
+        """The position sets of the instances' keys, nested; the last one is every position."""
+        full = tuple(range(len(self.attrs)))
+        return [self.qualified[1], full] if self.qualified else [full]  # type: ignore[list-item]
+
+    def level_of(self, type_: str) -> int:
+        return 1 if self.qualified and type_ == self.qualified[0] else 0
 
 
 @dataclass(frozen=True)
@@ -327,10 +350,17 @@ class _Lowering:
         if spec not in self.specs:
             self.specs.append(spec)
         q["q_spec"].append(self.specs.index(spec))
-        attrs = tuple(sorted(a.name for a in plan.partition_attrs))
-        g = next((i for i, pt in enumerate(self.parts) if pt.attrs == attrs), None)
+        attrs, qualified = partition_layout(plan)
+        g = next(
+            (
+                i
+                for i, pt in enumerate(self.parts)
+                if (pt.attrs, pt.qualified) == (attrs, qualified)
+            ),
+            None,
+        )
         if g is None:
-            self.parts.append(Partitioning(attrs))
+            self.parts.append(Partitioning(attrs, qualified))
             g = len(self.parts) - 1
         self.parts[g].queries.append(qi)
         q["q_part"].append(g)

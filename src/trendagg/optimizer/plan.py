@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from trendagg.errors import InputError
 from trendagg.language import to_text
-from trendagg.optimizer.candidates import Component, analyze, partition_signature
+from trendagg.optimizer.candidates import Component, analyze
 from trendagg.plan.windows import pane_length
 
 if TYPE_CHECKING:
@@ -125,9 +125,50 @@ def compiled_blocker(plan: QueryPlan) -> str | None:
         return "negation"
     if plan.edges or plan.guards:
         return "edge predicates"
-    if any(a.var is not None for a in plan.partition_attrs):
-        return "qualified partition attributes"
+    return _unnested(plan)
+
+
+def _unnested(plan: QueryPlan) -> str | None:
+    """Why the qualified partition attributes of ``plan`` are beyond the kernel, or None.
+
+    The kernel keeps, for the attributes that apply to a variable with fewer of them,
+    template partitions that such (wildcard) events update and that a new partition
+    starts from (:mod:`trendagg.kernels.executor`). That needs one positive variable
+    with every partition attribute (SEMANTICS: the partitions are then its keys; else
+    they are products of values) and the variables' attribute sets nested in a chain.
+    """
+    attrs = plan.partition_attrs
+    if all(a.var is None for a in attrs):
+        return None
+    names = [a.name for a in attrs]
+    if len(set(names)) < len(names):
+        return "one partition attribute name for two variables (partitions are products)"
+    full = tuple(range(len(attrs)))
+    if not any(v.positive and v.partition_positions == full for v in plan.vars.values()):
+        return "no positive variable has every partition attribute (partitions are products)"
+    if any(not v.positive and v.partition_positions == full for v in plan.vars.values()):
+        return "a negated variable with every partition attribute"
+    sets = sorted({frozenset(v.partition_positions) for v in plan.vars.values()}, key=len)
+    if any(not a <= b for a, b in zip(sets, sets[1:], strict=False)):
+        return "partition attributes of variables that do not nest"
     return None
+
+
+def partition_layout(plan: QueryPlan) -> tuple[tuple[str, ...], tuple[object, ...]]:
+    """The compiled kernel's partitioning of a query: its partition attribute names,
+    sorted, and, when some are qualified, (the type of the one variable they apply to,
+    the positions of the others): the variables' attribute sets nest (see
+    :func:`_unnested`), so the qualified ones belong to one variable, which has all;
+    () when every attribute applies to every variable. Queries of one layout share
+    partition instances (and may share bursts)."""
+    names = tuple(sorted(a.name for a in plan.partition_attrs))
+    qualified = {a.var for a in plan.partition_attrs if a.var is not None}
+    if not qualified:
+        return names, ()
+    (var,) = qualified
+    unqualified = {a.name for a in plan.partition_attrs if a.var is None}
+    base = tuple(i for i, name in enumerate(names) if name in unqualified)
+    return names, (plan.vars[var].type, base)
 
 
 def sharing_plan(
@@ -179,17 +220,21 @@ def _compiled_bursts(
 ) -> list[KleeneBurst]:
     """The kernel's sharing sets: the states with a self-loop (E+) of queries of one
     partitioning, in the order the queries name them, with each member's binding rule."""
-    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    groups: dict[tuple[str, object], list[int]] = {}
     for q in queries:
         plan = plans[q]
+        layout = partition_layout(plan)
         for t in plan.template.transitions:
-            if t.src == t.dst:
-                key = (plan.vars[t.src].type, partition_signature(plan))
-                groups.setdefault(key, []).append(q)
+            # a burst is a list of one partition's events: not of a type that a template
+            # partition's events join (qualified attributes, see _unnested)
+            full = len(plan.vars[t.src].partition_positions) == len(plan.partition_attrs)
+            if t.src == t.dst and full:
+                groups.setdefault((plan.vars[t.src].type, layout), []).append(q)
     bursts = []
-    for (kleene, part), qs in groups.items():
+    for (kleene, _), qs in groups.items():
         if len(qs) < 2:
             continue
+        part = tuple(sorted(a.text for a in plans[qs[0]].partition_attrs))
         members = tuple((plans[q].name, plans[q].type_to_var[kleene]) for q in qs)
         pane = pane_length([d for q in qs for d in (plans[q].window.within, plans[q].window.slide)])
         rules = tuple(_rule_text(binding_rule(plans[q], kleene)) for q in qs)
