@@ -25,7 +25,7 @@ queries, fewer events are timed (``--python-events``). Every configuration's row
 are checked equal to the reference engine (``compiled=False``) on its first
 ``--check-events`` events.
 
-    .venv/bin/python benchmarks/kernel_axes.py                  # ~15 min here
+    .venv/bin/python benchmarks/kernel_axes.py                  # ~6 min here
     .venv/bin/python benchmarks/kernel_axes.py --events 100000 --repeats 1
 
 Writes benchmarks/results/kernel_axes.{md,csv,png}; data is generated into

@@ -542,6 +542,10 @@ def _insert_all(prog, st, sc, n_ent):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_OPTIONS)
 def _flush_all(prog, st, ev, sc):  # type: ignore[no-untyped-def]
+    prog = borrow(prog)  # (a function of its own: see _count_others)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
     for b in range(prog.set_boff.shape[0]):
         off = prog.set_boff[b]
         for inst in range(st.bur.shape[0]):
@@ -552,6 +556,9 @@ def _flush_all(prog, st, ev, sc):  # type: ignore[no-untyped-def]
 @njit(**JIT_OPTIONS)
 def _emit(prog, st, out, sp, upto):  # type: ignore[no-untyped-def]
     """Write out and clear every result slot of a query with window spec sp and window < upto."""
+    prog = borrow(prog)
+    st = borrow(st)
+    out = borrow(out)
     L = st.P.shape[0]
     for q in range(prog.q_spec.shape[0]):
         if prog.q_spec[q] != sp:
@@ -598,48 +605,126 @@ def _count_window_events(prog, st, ev, e, lim):  # type: ignore[no-untyped-def]
     largest need seen is kept in stats[2].
     """
     ty = ev.types[e]
-    cap = lim[0]
-    s1 = lim[1]
     for g in range(prog.part_role.shape[0]):
         role = prog.part_role[g, ty]
         if role == 0:
             continue
-        own = ev.pid[g, e]
-        if own < 0:
+        inst = ev.pid[g, e]
+        if inst < 0:
             continue
-        lo = ev.xptr[g, e]
-        for x in range(lo - 1, ev.xptr[g, e + 1]):
-            inst = own if x < lo else ev.xinst[x]
-            for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
-                sp = prog.part_sp[j]
-                ns = prog.sp_NS[sp]
-                for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-                    idx = prog.sp_moff[sp] + k % ns
-                    if st.mkeys[inst, idx] != k:
-                        st.mkeys[inst, idx] = k
-                        st.mcnt[inst, idx] = 0
-                        st.mrep[inst, idx] = 0
-                    st.mcnt[inst, idx] += 1
-                    if role == 2:
-                        st.mrep[inst, idx] += 1
-                    need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
-                    if need > st.stats[2]:
-                        st.stats[2] = need
-                    if need > cap:
-                        return False
+        if not _count_in(prog, st, ev, e, g, inst, role, lim):
+            return False
     return True
 
 
 @njit(**JIT_INLINE)
+def _count_in(prog, st, ev, e, g, inst, role, lim):  # type: ignore[no-untyped-def]
+    cap = lim[0]
+    s1 = lim[1]
+    for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
+        sp = prog.part_sp[j]
+        ns = prog.sp_NS[sp]
+        for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
+            idx = prog.sp_moff[sp] + k % ns
+            if st.mkeys[inst, idx] != k:
+                st.mkeys[inst, idx] = k
+                st.mcnt[inst, idx] = 0
+                st.mrep[inst, idx] = 0
+            st.mcnt[inst, idx] += 1
+            if role == 2:
+                st.mrep[inst, idx] += 1
+            need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
+            if need > st.stats[2]:
+                st.stats[2] = need
+            if need > cap:
+                return False
+    return True
+
+
+# The instances other than its own that an event is processed in (qualified partition
+# attributes): one pass per time group, in functions of their own that borrow the
+# tuples again (without, reference counting made GROUP-BY T.district 6x slower). Inlined
+# into the loop per event and binding, the same code made every other workload's
+# run_chunk 7% slower (1M events, 50 queries).
+
+
+@njit(**JIT_OPTIONS)
+def _count_others(prog, st, ev, i, j, lim):  # type: ignore[no-untyped-def]
+    """_count_window_events in the other instances of events i..j; False on overflow."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    for e in range(i, j):
+        ty = ev.types[e]
+        for g in range(prog.part_role.shape[0]):
+            role = prog.part_role[g, ty]
+            if role == 0 or not prog.part_x[g] or ev.pid[g, e] < 0:
+                continue
+            for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                if not _count_in(prog, st, ev, e, g, ev.xinst[x], role, lim):
+                    return False
+    return True
+
+
+@njit(**JIT_OPTIONS)
+def _interrupt_others(prog, st, ev, sc, i, j, tg):  # type: ignore[no-untyped-def]
+    """Events i..j of another type of a set's queries flush the bursts of their other
+    instances (a burst's own type has events that go to their own instance only)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    for e in range(i, j):
+        ty = ev.types[e]
+        for b in range(prog.set_boff.shape[0]):
+            g = prog.set_part[b]
+            if prog.set_role[b, ty] != 2 or not prog.part_x[g] or ev.pid[g, e] < 0:
+                continue
+            for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                inst = ev.xinst[x]
+                st.mixed[inst, b] = tg
+                _burst_flush(prog, st, ev, sc, b, inst)
+
+
+@njit(**JIT_OPTIONS)
+def _compute_others(prog, st, ev, sc, i, j, n_ent):  # type: ignore[no-untyped-def]
+    """Phase 1 of events i..j in their other instances (their bindings join no burst:
+    a burst's type is one whose events go to their own instance only)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    for e in range(i, j):
+        ty = ev.types[e]
+        for bj in range(prog.ty_ptr[ty], prog.ty_ptr[ty + 1]):
+            bi = prog.ty_bind[bj]
+            q = prog.b_q[bi]
+            g = prog.q_part[q]
+            if not prog.part_x[g] or ev.pid[g, e] < 0:
+                continue
+            f = prog.b_f[bi]
+            if f >= 0 and not ev.filt[f, e]:
+                continue
+            for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], ev.xinst[x], e, n_ent)
+    return n_ent
+
+
+@njit(**JIT_OPTIONS)
 def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
     """A new partition instance starts from a template's state: the events it has seen
-    are those the new instance would have (qualified attributes, see executor)."""
-    st.tot[new, :] = st.tot[parent, :]
-    st.ext[new, :] = st.ext[parent, :]
-    st.keys[new, :] = st.keys[parent, :]
-    st.mkeys[new, :] = st.mkeys[parent, :]
-    st.mcnt[new, :] = st.mcnt[parent, :]
-    st.mrep[new, :] = st.mrep[parent, :]
+    are those the new instance would have (qualified attributes, see executor). (Loops,
+    not slices: no array views in the kernel.)"""
+    for r in range(st.tot.shape[1]):
+        st.tot[new, r] = st.tot[parent, r]
+    for r in range(st.ext.shape[1]):
+        st.ext[new, r] = st.ext[parent, r]
+    for r in range(st.keys.shape[1]):
+        st.keys[new, r] = st.keys[parent, r]
+    for r in range(st.mkeys.shape[1]):
+        st.mkeys[new, r] = st.mkeys[parent, r]
+        st.mcnt[new, r] = st.mcnt[parent, r]
+        st.mrep[new, r] = st.mrep[parent, r]
 
 
 @njit(**JIT_OPTIONS)
@@ -658,6 +743,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     n = ev.types.shape[0]
     nsets = prog.set_boff.shape[0]
     cp = 0
+    others = ev.xinst.shape[0] > 0  # some event is processed in other instances
     i = 0
     while i < n:
         tg = ev.tg[i]
@@ -687,24 +773,22 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 role = prog.set_role[b, ty]
                 if role == 0:
                     continue
-                g = prog.set_part[b]
-                own = ev.pid[g, e]
-                if own < 0:
-                    continue
-                if role == 2:  # in every instance the event is processed in
-                    lo = ev.xptr[g, e]
-                    for x in range(lo - 1, ev.xptr[g, e + 1]):
-                        inst = own if x < lo else ev.xinst[x]
-                        st.mixed[inst, b] = tg
-                        _burst_flush(prog, st, ev, sc, b, inst)
+                inst = ev.pid[prog.set_part[b], e]
+                if inst < 0:
                     continue
                 f = prog.set_f[b]
-                if f >= 0 and not ev.filt[f, e]:
+                if role == 1 and f >= 0 and not ev.filt[f, e]:
                     continue
-                # (a burst's type is one whose events go to their own instance only)
                 off = prog.set_boff[b]
-                if st.bur[own, off] >= 0 and st.bur[own, off] != ev.pane[b, e]:
-                    _burst_flush(prog, st, ev, sc, b, own)
+                if role == 2:
+                    st.mixed[inst, b] = tg
+                    _burst_flush(prog, st, ev, sc, b, inst)
+                elif st.bur[inst, off] >= 0 and st.bur[inst, off] != ev.pane[b, e]:
+                    _burst_flush(prog, st, ev, sc, b, inst)
+        if others:  # the same in the other instances of the events
+            if not _count_others(prog, st, ev, i, j, lim):
+                return 1
+            _interrupt_others(prog, st, ev, sc, i, j, tg)
         # 3. phase 1: every binding that no burst takes
         n_ent = 0
         for e in range(i, j):
@@ -715,17 +799,15 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 if f >= 0 and not ev.filt[f, e]:
                     continue
                 q = prog.b_q[bi]
-                g = prog.q_part[q]
-                own = ev.pid[g, e]
-                if own < 0:
+                inst = ev.pid[prog.q_part[q], e]
+                if inst < 0:
                     continue
                 b = prog.b_set[bi]
-                if b >= 0 and st.mode[0] > 0 and st.mixed[own, b] != tg:
+                if b >= 0 and st.mode[0] > 0 and st.mixed[inst, b] != tg:
                     continue  # joins the burst below
-                lo = ev.xptr[g, e]
-                for x in range(lo - 1, ev.xptr[g, e + 1]):
-                    inst = own if x < lo else ev.xinst[x]
-                    n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
+                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
+        if others:
+            n_ent = _compute_others(prog, st, ev, sc, i, j, n_ent)
         # 4. phase 2: insert; extend bursts
         _insert_all(prog, st, sc, n_ent)
         if st.mode[0] > 0:

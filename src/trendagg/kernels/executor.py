@@ -686,8 +686,9 @@ class CompiledExecutor:
         if n:
             nbind = np.diff(self.prog.ty_ptr)[ev.types]
             nk = (ev.khi - ev.klo).max(axis=0) if len(ev.klo) else np.ones(n, dtype=np.int64)
-            # an event of a template's level is processed in every agreeing instance
-            cost = nbind * np.maximum(nk, 1) * (1 + np.diff(ev.xptr, axis=1).sum(axis=0))
+            cost = nbind * np.maximum(nk, 1)
+            if ev.xptr.shape[1] > 1:  # a wildcard event is processed in many instances
+                cost *= 1 + np.diff(ev.xptr, axis=1).sum(axis=0)
             starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
             cap = int(np.add.reduceat(cost, starts).max()) + 1
         AL = low.max_additive * L
@@ -777,7 +778,9 @@ class CompiledExecutor:
         for b, p in enumerate(low.panes):
             pane[b] = pane_ids(split, p)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
-        xptr = np.zeros((len(low.partitionings), n + 1), dtype=np.int64)
+        # (read by the kernel only for a qualified partitioning: program.part_x)
+        qualified = any(part.qualified for part in low.partitionings)
+        xptr = np.zeros((len(low.partitionings), n + 1 if qualified else 1), dtype=np.int64)
         extra: list[np.ndarray] = []
         copies: list[tuple[int, int, int, int]] = []
         for g, part in enumerate(low.partitionings):

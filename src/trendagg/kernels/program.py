@@ -58,7 +58,7 @@ Program = namedtuple(
     "ext_ptr ext_reg ext_a ty_ptr ty_bind b_q b_s b_f b_set set_part set_role set_f set_q_ptr "
     "set_q set_s set_nw set_eunits cost_apply set_wcol set_wmap set_na set_acol set_amap set_boff "
     "set_bfoff part_role "
-    "part_sp_ptr part_sp sp_NS sp_moff",
+    "part_sp_ptr part_sp sp_NS sp_moff part_x",
 )
 
 
@@ -654,6 +654,8 @@ class _Lowering:
             part_sp=part_sp,
             sp_NS=_i64(sp_NS),
             sp_moff=_i64([int(x) for x in np.cumsum([0] + sp_NS[:-1])]),
+            # 1: an event may be processed in more instances than its own (qualified)
+            part_x=_i64([1 if pt.qualified else 0 for pt in self.parts]),
         )
 
     def lowered(self) -> Lowered:
