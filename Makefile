@@ -43,7 +43,7 @@ bench-kernel: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_rideshare.py
 
 # the compiled engine with one axis changed at a time: windows, partitions, GROUP-BY,
-# predicates, times, NEXT and NOT (~13 min)
+# predicates, times, NEXT and NOT (~6 min)
 bench-axes: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_axes.py
 

@@ -527,38 +527,23 @@ from hypothesis import given, settings, strategies as st
 from test_kernels import workloads, _run, STRATEGIES, _exact_case
 from helpers import canon
 
-@settings(max_examples=25, deadline=None, database=None)
-@given(st.booleans().flatmap(lambda decimals: workloads(decimals=decimals)))
-def check(case):
-    text, records = case
-    expected = canon(_run(text, records, "twostep"))
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
-
-check()
-
 from test_ranked_values import ranked_workloads
-
-@settings(max_examples=15, deadline=None, database=None)
-@given(st.sampled_from(["big", "words"]).flatmap(ranked_workloads))
-def check_ranked(case):
-    text, records = case
-    expected = canon(_run(text, records, "twostep"))
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
-
-check_ranked()
 from test_kernels import qualified_workloads
 
-@settings(max_examples=10, deadline=None, database=None)
-@given(qualified_workloads())
-def check_qualified(case):
-    text, records = case
-    expected = canon(_run(text, records, "twostep"))
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
+def equal_twostep(cases, n):
+    @settings(max_examples=n, deadline=None, database=None)
+    @given(cases)
+    def check(case):
+        text, records = case
+        expected = canon(_run(text, records, "twostep"))
+        for strategy in STRATEGIES:
+            assert canon(_run(text, records, strategy)) == expected, strategy
 
-check_qualified()
+    check()
+
+equal_twostep(st.booleans().flatmap(lambda decimals: workloads(decimals=decimals)), 25)
+equal_twostep(st.sampled_from(["big", "words"]).flatmap(ranked_workloads), 15)
+equal_twostep(qualified_workloads(), 10)
 text, records, count, total = _exact_case(120)
 for strategy in STRATEGIES:
     rows = _run(text, records, strategy)

@@ -542,7 +542,7 @@ def _insert_all(prog, st, sc, n_ent):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_OPTIONS)
 def _flush_all(prog, st, ev, sc):  # type: ignore[no-untyped-def]
-    prog = borrow(prog)  # (a function of its own: see _count_others)
+    prog = borrow(prog)  # (a function of its own: see _others)
     st = borrow(st)
     ev = borrow(ev)
     sc = borrow(sc)
@@ -642,60 +642,42 @@ def _count_in(prog, st, ev, e, g, inst, role, lim):  # type: ignore[no-untyped-d
 
 
 # The instances other than its own that an event is processed in (qualified partition
-# attributes): one pass per time group, in functions of their own that borrow the
+# attributes): one pass per time group, in a function of its own that borrows the
 # tuples again (without, reference counting made GROUP-BY T.district 6x slower). Inlined
 # into the loop per event and binding, the same code made every other workload's
 # run_chunk 7% slower (1M events, 50 queries).
 
 
 @njit(**JIT_OPTIONS)
-def _count_others(prog, st, ev, i, j, lim):  # type: ignore[no-untyped-def]
-    """_count_window_events in the other instances of events i..j; False on overflow."""
-    prog = borrow(prog)
-    st = borrow(st)
-    ev = borrow(ev)
-    for e in range(i, j):
-        ty = ev.types[e]
-        for g in range(prog.part_role.shape[0]):
-            role = prog.part_role[g, ty]
-            if role == 0 or not prog.part_x[g] or ev.pid[g, e] < 0:
-                continue
-            for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
-                if not _count_in(prog, st, ev, e, g, ev.xinst[x], role, lim):
-                    return False
-    return True
-
-
-@njit(**JIT_OPTIONS)
-def _interrupt_others(prog, st, ev, sc, i, j, tg):  # type: ignore[no-untyped-def]
-    """Events i..j of another type of a set's queries flush the bursts of their other
-    instances (a burst's own type has events that go to their own instance only)."""
+def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-def]
+    """Events i..j in the instances other than their own: with ``lim``, step 2 (count
+    them in their windows, flush the bursts they interrupt; -1 when a window outgrows
+    the lanes, else 0); without (``lim[0] < 0``), phase 1, returning ``n_ent``. Their
+    bindings join no burst: a burst's type is one whose events go to their own
+    instance only."""
     prog = borrow(prog)
     st = borrow(st)
     ev = borrow(ev)
     sc = borrow(sc)
     for e in range(i, j):
         ty = ev.types[e]
-        for b in range(prog.set_boff.shape[0]):
-            g = prog.set_part[b]
-            if prog.set_role[b, ty] != 2 or not prog.part_x[g] or ev.pid[g, e] < 0:
-                continue
-            for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
-                inst = ev.xinst[x]
-                st.mixed[inst, b] = tg
-                _burst_flush(prog, st, ev, sc, b, inst)
-
-
-@njit(**JIT_OPTIONS)
-def _compute_others(prog, st, ev, sc, i, j, n_ent):  # type: ignore[no-untyped-def]
-    """Phase 1 of events i..j in their other instances (their bindings join no burst:
-    a burst's type is one whose events go to their own instance only)."""
-    prog = borrow(prog)
-    st = borrow(st)
-    ev = borrow(ev)
-    sc = borrow(sc)
-    for e in range(i, j):
-        ty = ev.types[e]
+        if lim[0] >= 0:
+            for g in range(prog.part_role.shape[0]):
+                role = prog.part_role[g, ty]
+                if role == 0 or not prog.part_x[g] or ev.pid[g, e] < 0:
+                    continue
+                for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                    if not _count_in(prog, st, ev, e, g, ev.xinst[x], role, lim):
+                        return -1
+            for b in range(prog.set_boff.shape[0]):
+                g = prog.set_part[b]
+                if prog.set_role[b, ty] != 2 or not prog.part_x[g] or ev.pid[g, e] < 0:
+                    continue
+                for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                    inst = ev.xinst[x]
+                    st.mixed[inst, b] = tg
+                    _burst_flush(prog, st, ev, sc, b, inst)
+            continue
         for bj in range(prog.ty_ptr[ty], prog.ty_ptr[ty + 1]):
             bi = prog.ty_bind[bj]
             q = prog.b_q[bi]
@@ -707,7 +689,7 @@ def _compute_others(prog, st, ev, sc, i, j, n_ent):  # type: ignore[no-untyped-d
                 continue
             for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
                 n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], ev.xinst[x], e, n_ent)
-    return n_ent
+    return 0 if lim[0] >= 0 else n_ent
 
 
 @njit(**JIT_OPTIONS)
@@ -744,6 +726,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     nsets = prog.set_boff.shape[0]
     cp = 0
     others = ev.xinst.shape[0] > 0  # some event is processed in other instances
+    no_lim = np.full(2, -1, dtype=np.int64)
     i = 0
     while i < n:
         tg = ev.tg[i]
@@ -785,10 +768,8 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                     _burst_flush(prog, st, ev, sc, b, inst)
                 elif st.bur[inst, off] >= 0 and st.bur[inst, off] != ev.pane[b, e]:
                     _burst_flush(prog, st, ev, sc, b, inst)
-        if others:  # the same in the other instances of the events
-            if not _count_others(prog, st, ev, i, j, lim):
-                return 1
-            _interrupt_others(prog, st, ev, sc, i, j, tg)
+        if others and _others(prog, st, ev, sc, i, j, tg, lim, 0) < 0:  # the same there
+            return 1
         # 3. phase 1: every binding that no burst takes
         n_ent = 0
         for e in range(i, j):
@@ -807,7 +788,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                     continue  # joins the burst below
                 n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
         if others:
-            n_ent = _compute_others(prog, st, ev, sc, i, j, n_ent)
+            n_ent = _others(prog, st, ev, sc, i, j, tg, no_lim, n_ent)
         # 4. phase 2: insert; extend bursts
         _insert_all(prog, st, sc, n_ent)
         if st.mode[0] > 0:
