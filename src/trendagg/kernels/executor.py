@@ -320,9 +320,6 @@ class CompiledExecutor:
             f"make it smaller"
         )
 
-    def _new_instance(self, g: int, key: tuple[object, ...]) -> int:
-        return int(self._new_instances(g, [key])[0])
-
     def _new_instances(self, g: int, keys: list[tuple[object, ...]]) -> np.ndarray:
         """Instances of partitioning ``g`` for new ``keys``: free rows first (the last
         freed first), then new rows, the arrays grown once for all of them."""
@@ -839,11 +836,7 @@ class CompiledExecutor:
         out = np.full(n, -1, dtype=np.int64)
         if not len(index):
             return out
-        if not cols:
-            inst = self._inst.get((g, ()))
-            out[index] = inst if inst is not None else self._new_instance(g, ())
-            return out
-        inv, keys, _ = _keys_of(cols, index)
+        inv, keys, _ = _keys_of(cols, index)  # (no columns: one key, ())
         found = [self._inst.get((g, key)) for key in keys]
         missing = [i for i, inst in enumerate(found) if inst is None]
         ids = np.array([-1 if inst is None else inst for inst in found], dtype=np.int64)

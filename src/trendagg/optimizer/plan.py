@@ -131,36 +131,30 @@ def compiled_blocker(plan: QueryPlan) -> str | None:
 def _unnested(plan: QueryPlan) -> str | None:
     """Why the qualified partition attributes of ``plan`` are beyond the kernel, or None.
 
-    The kernel keeps, for the attributes that apply to a variable with fewer of them,
-    template partitions that such (wildcard) events update and that a new partition
-    starts from (:mod:`trendagg.kernels.executor`). That needs one positive variable
-    with every partition attribute (SEMANTICS: the partitions are then its keys; else
-    they are products of values) and the variables' attribute sets nested in a chain.
+    The kernel keeps, for the attributes that apply to every variable, template
+    partitions that the other variables' (wildcard) events update and that a new
+    partition starts from (:mod:`trendagg.kernels.executor`). That needs one positive
+    variable with every partition attribute (SEMANTICS: the partitions are then its
+    keys; else they are products of values): the qualified attributes, all of one
+    positive variable, and no attribute name twice.
     """
     attrs = plan.partition_attrs
-    if all(a.var is None for a in attrs):
+    qualified = {a.var for a in attrs if a.var is not None}
+    if not qualified:
         return None
-    names = [a.name for a in attrs]
-    if len(set(names)) < len(names):
+    if len({a.name for a in attrs}) < len(attrs):
         return "one partition attribute name for two variables (partitions are products)"
-    full = tuple(range(len(attrs)))
-    if not any(v.positive and v.partition_positions == full for v in plan.vars.values()):
+    if len(qualified) > 1 or not plan.vars[next(iter(qualified))].positive:
         return "no positive variable has every partition attribute (partitions are products)"
-    if any(not v.positive and v.partition_positions == full for v in plan.vars.values()):
-        return "a negated variable with every partition attribute"
-    sets = sorted({frozenset(v.partition_positions) for v in plan.vars.values()}, key=len)
-    if any(not a <= b for a, b in zip(sets, sets[1:], strict=False)):
-        return "partition attributes of variables that do not nest"
     return None
 
 
 def partition_layout(plan: QueryPlan) -> tuple[tuple[str, ...], tuple[object, ...]]:
     """The compiled kernel's partitioning of a query: its partition attribute names,
     sorted, and, when some are qualified, (the type of the one variable they apply to,
-    the positions of the others): the variables' attribute sets nest (see
-    :func:`_unnested`), so the qualified ones belong to one variable, which has all;
-    () when every attribute applies to every variable. Queries of one layout share
-    partition instances (and may share bursts)."""
+    the positions of the others; see :func:`_unnested`: the qualified ones belong to
+    one variable); () when every attribute applies to every variable. Queries of one
+    layout share partition instances (and may share bursts)."""
     names = tuple(sorted(a.name for a in plan.partition_attrs))
     qualified = {a.var for a in plan.partition_attrs if a.var is not None}
     if not qualified:
