@@ -159,8 +159,16 @@ def _summary(
         + f"{rows:,} result rows; {seconds:.2f} s with strategy {strategy} "
         f"({rate:,.0f} events/s)."
     )
+    sharing = []
+    if "kernel" in stats:
+        kernel = stats["kernel"]
+        sharing.append(
+            f"compiled executor: {kernel['bursts']:,} bursts, {kernel['shared_bursts']:,} shared"
+        )
     if "hamlet" in stats:
-        text += f" Sharing: {stats['hamlet'].summary()}."
+        sharing.append(f"Python executor: {stats['hamlet'].summary()}")
+    if sharing and strategy.startswith("hamlet"):
+        text += f" Sharing: {'; '.join(sharing)}."
     return text
 
 

@@ -228,7 +228,7 @@ def test_run_defaults_to_hamlet_and_reports_sharing(worked: tuple[Path, Path]) -
     queries, events = worked
     code, _, err = cli("run", str(queries), str(events))
     assert code == 0
-    assert "strategy hamlet" in err and "Sharing:" in err
+    assert "strategy hamlet" in err and "Sharing: compiled executor: " in err
 
 
 def test_engine_reference_equals_the_local_engine(tmp_path: Path) -> None:
@@ -291,9 +291,14 @@ def test_engine_reference_prints_the_bytes_of_the_local_engine(
     assert written["reference"] == written["local"] == written["python"]
     assert written["local"].decode() == printed["local"]
     assert len(printed["local"].splitlines()) > 3
-    if strategy == "hamlet":  # HAMLET's counters come from the Python executor only
-        assert "Sharing:" not in errs["local"]
-        assert "Sharing:" in errs["reference"] and "Sharing:" in errs["python"]
+    if strategy == "hamlet":  # HAMLET's counters, of the executor that ran
+        assert "Sharing: compiled executor: " in errs["local"]
+        assert "Python executor" not in errs["local"]
+        for engine in ("reference", "python"):
+            assert "Sharing: Python executor: " in errs[engine]
+            assert "compiled executor" not in errs[engine]
+    else:
+        assert "Sharing:" not in errs["local"] + errs["reference"]
 
 
 def test_explain_engine_reference_runs_every_query_on_the_python_executor(

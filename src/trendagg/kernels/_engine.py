@@ -9,6 +9,15 @@ event type of their sharing set are flushed; events of a shared Kleene type
 join their partition's burst; every other binding is computed from the state
 before the time group (phase 1) and inserted after it (phase 2).
 
+Negation (GRETA Section 5): a negative sub-pattern is a query of its own whose
+one extreme register is the latest start (time group) of its matches; when
+one of its END vertices is inserted it signals its parent (``_signal``): a
+leading NOT blocks the parent's trend starts in that window, a trailing one
+drops the parent's queued results of that window that end before the start,
+one between Pi and Pj drops the vertices of end(Pi) older than the start from
+the queue that start(Pj) reads. Workloads without a NOT run a ``run_chunk``
+compiled without that code (``NEGATING``).
+
 An event is processed in its partition instance (``pid``) and, for a
 partitioning with qualified attributes, in every instance that agrees with it
 (``xptr``/``xinst``: an event that the qualified attributes do not apply to is a
@@ -51,6 +60,20 @@ from trendagg.kernels._borrow import borrow
 from trendagg.kernels._rns import mulmod
 
 SENT = -(2**62)  # an empty window slot
+
+
+def NEGATING(st):  # type: ignore[no-untyped-def]  # noqa: N802 (a constant where compiled)
+    """True when the workload has a NOT: ``st.neg`` is one-dimensional then, two-dimensional
+    if not. Compiled, this is a constant of the state's type: ``run_chunk`` is compiled
+    once per case, and without negation no code of it remains (its hooks on the per-event
+    path cost every workload 25-35% of run_chunk's time when they were tested at run time)."""
+    return st.neg.ndim == 1
+
+
+@overload(NEGATING, jit_options=JIT_INLINE)
+def _negating_typed(st):  # type: ignore[no-untyped-def]
+    flag = dict(zip(st.fields, st.types, strict=True))["neg"].ndim == 1
+    return (lambda st: True) if flag else (lambda st: False)
 
 
 @njit(**JIT_OPTIONS)
@@ -106,9 +129,11 @@ def _add_class(prog, st, q, c, inst, k, vec, vext):  # type: ignore[no-untyped-d
 
 
 @njit(**JIT_INLINE)
-def _gather(prog, st, q, s, inst, k, vec, vext, skip):  # type: ignore[no-untyped-def]
-    """vec/vext = start + registers entering state s of query q in window k, but for the
-    predecessor state ``skip`` (-1: none); True if any trend."""
+def _gather(prog, st, q, s, inst, k, tgv, vec, vext, skip):  # type: ignore[no-untyped-def]
+    """vec/vext = start + registers entering state s of query q in window k, for a vertex
+    of time group tgv, but for the predecessor state ``skip`` (-1: none); True if any
+    trend. A leading NOT's match in window k that ended before tgv blocks the start; a
+    negated transition is read from its queue."""
     L = st.P.shape[0]
     A = prog.q_A[q]
     M = prog.q_M[q]
@@ -116,18 +141,31 @@ def _gather(prog, st, q, s, inst, k, vec, vext, skip):  # type: ignore[no-untype
         vec[r] = 0
     for r in range(M):
         vext[r] = np.nan
-    if s == prog.q_start[q]:
+    if s == prog.q_start[q] and not (
+        NEGATING(st) and prog.q_blk[q] >= 0 and _blocked(prog, st, q, inst, k, tgv)
+    ):
         for lane in range(L):
             vec[lane] = 1
     gs = prog.q_soff[q] + s
     for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
         src = prog.pred_src[j]
-        if src != skip:
+        if src == skip:
+            continue
+        if NEGATING(st) and prog.pred_nt[j] >= 0:
+            _add_queue(prog, st, prog.pred_nt[j], inst, k, vec, vext)
+        else:
             _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
             return True
     return False
+
+
+@njit(**JIT_INLINE)
+def _blocked(prog, st, q, inst, k, tgv):  # type: ignore[no-untyped-def]
+    """True when a match of q's leading NOT in window k ended before time group tgv."""
+    b = prog.q_blk[q] + 2 * (k % prog.q_NS[q])
+    return st.blk[inst, b] == k and tgv > st.blk[inst, b + 1]
 
 
 @njit(**JIT_INLINE)
@@ -159,9 +197,10 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
-    """Add a new vertex's registers to its state class's window total (and to the results
-    of every query whose END is in that class)."""
+def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
+    """Add a new vertex (time group tg) to its state class's window total, to the queues of
+    negated transitions from it, and to the results of every query whose END is in that
+    class (or signal the parent of a negative query)."""
     L = st.P.shape[0]
     P = st.P
     A = prog.q_A[q]
@@ -172,7 +211,218 @@ def _insert(prog, st, q, s, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     base = prog.c_toff[c] + slot * A * L
     ebase = prog.c_eoff[c] + slot * M
     _add_block(st.tot[inst], st.ext[inst], base, ebase, vec, vext, A, M, nmin, P)
-    _end_results(prog, st, c, inst, k, vec, vext)
+    if NEGATING(st):
+        for j in range(prog.c_nt_ptr[c], prog.c_nt_ptr[c + 1]):
+            _nq_append(prog, st, prog.c_nt[j], inst, k, tg, vec, vext)
+    _end_results(prog, st, c, inst, k, tg, vec, vext)
+
+
+# ----------------------------------------------------------------------------- negation
+# A queue (negated transition or trailing results, see program.negations) per instance
+# and window slot: four words in st.nq (window, first entry, last entry, entries), its
+# running total in st.nqa/st.nqe, entries in the pool (pnext, ptg: the time group of the
+# entry's first vertex, padd, pext); st.pool: free list, overflow flag, entries in use,
+# most in use. The functions are not inlined: only workloads with a NOT call them.
+
+
+@njit(**JIT_OPTIONS)
+def _add_queue(prog, st, nt, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext += the running total of queue nt in window k (if it has that window)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    L = st.P.shape[0]
+    P = st.P
+    q = prog.nt_q[nt]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    slot = k % prog.nt_NS[nt]
+    if st.nq[inst, 4 * (prog.nt_koff[nt] + slot)] != k:
+        return
+    base = prog.nt_aoff[nt] + slot * A * L
+    for r in range(0, A * L, L):
+        for lane in range(L):
+            vec[r + lane] = _addmod(vec[r + lane], st.nqa[inst, base + r + lane], P[lane])
+    ebase = prog.nt_eoff[nt] + slot * M
+    for r in range(M):
+        v = st.nqe[inst, ebase + r]
+        if not np.isnan(v) and _better(v, vext[r], r < prog.q_nmin[q]):
+            vext[r] = v
+
+
+@njit(**JIT_INLINE)
+def _nq_release(st, inst, h):  # type: ignore[no-untyped-def]
+    """Return the entries of the queue with header h to the pool."""
+    head = st.nq[inst, h + 1]
+    if head >= 0:
+        st.pnext[st.nq[inst, h + 2]] = st.pool[0]
+        st.pool[0] = head
+        st.pool[2] -= st.nq[inst, h + 3]
+    st.nq[inst, h + 1] = -1
+    st.nq[inst, h + 2] = -1
+    st.nq[inst, h + 3] = 0
+
+
+@njit(**JIT_OPTIONS)
+def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
+    """Add a vertex (or a burst's vertices) of time group tg to queue nt in window k: into
+    its last entry when no event that starts the negative query came since that entry
+    began (a match's start never falls inside an entry), else as a new entry."""
+    prog = borrow(prog)
+    st = borrow(st)
+    L = st.P.shape[0]
+    P = st.P
+    q = prog.nt_q[nt]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    slot = k % prog.nt_NS[nt]
+    h = 4 * (prog.nt_koff[nt] + slot)
+    base = prog.nt_aoff[nt] + slot * A * L
+    ebase = prog.nt_eoff[nt] + slot * M
+    if st.nq[inst, h] != k:
+        _nq_release(st, inst, h)
+        st.nq[inst, h] = k
+        for r in range(A * L):
+            st.nqa[inst, base + r] = 0
+        for r in range(M):
+            st.nqe[inst, ebase + r] = np.nan
+    _add_block(st.nqa[inst], st.nqe[inst], base, ebase, vec, vext, A, M, nmin, P)
+    tail = st.nq[inst, h + 2]
+    if tail >= 0 and st.ptg[tail] >= st.nstart[inst, prog.nt_neg[nt]]:
+        e = tail
+    else:
+        e = st.pool[0]
+        if e < 0:  # the pool is full: the executor runs the chunk again with a larger one
+            st.pool[1] = 1
+            return
+        st.pool[0] = st.pnext[e]
+        st.pnext[e] = -1
+        st.ptg[e] = tg
+        for r in range(A * L):
+            st.padd[e, r] = 0
+        for r in range(M):
+            st.pext[e, r] = np.nan
+        if tail >= 0:
+            st.pnext[tail] = e
+        else:
+            st.nq[inst, h + 1] = e
+        st.nq[inst, h + 2] = e
+        st.nq[inst, h + 3] += 1
+        st.pool[2] += 1
+        if st.pool[2] > st.pool[3]:
+            st.pool[3] = st.pool[2]
+    _add_block(st.padd[e], st.pext[e], 0, 0, vec, vext, A, M, nmin, P)
+
+
+@njit(**JIT_INLINE)
+def _nq_advance(prog, st, nt, inst, slot, ms):  # type: ignore[no-untyped-def]
+    """Drop the entries of queue nt's slot that began before time group ms from it and its
+    total (sums subtracted; minima and maxima found again from what remains)."""
+    L = st.P.shape[0]
+    P = st.P
+    q = prog.nt_q[nt]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    h = 4 * (prog.nt_koff[nt] + slot)
+    base = prog.nt_aoff[nt] + slot * A * L
+    ebase = prog.nt_eoff[nt] + slot * M
+    e = st.nq[inst, h + 1]
+    if e < 0 or st.ptg[e] >= ms:
+        return
+    while e >= 0 and st.ptg[e] < ms:
+        for r in range(0, A * L, L):
+            for lane in range(L):
+                i = base + r + lane
+                st.nqa[inst, i] = _addmod(st.nqa[inst, i], P[lane] - st.padd[e, r + lane], P[lane])
+        nx = st.pnext[e]
+        st.pnext[e] = st.pool[0]
+        st.pool[0] = e
+        st.pool[2] -= 1
+        st.nq[inst, h + 3] -= 1
+        e = nx
+    st.nq[inst, h + 1] = e
+    if e < 0:
+        st.nq[inst, h + 2] = -1
+    for r in range(M):
+        st.nqe[inst, ebase + r] = np.nan
+    while e >= 0:
+        for r in range(M):
+            v = st.pext[e, r]
+            if not np.isnan(v) and _better(v, st.nqe[inst, ebase + r], r < nmin):
+                st.nqe[inst, ebase + r] = v
+        e = st.pnext[e]
+
+
+@njit(**JIT_OPTIONS)
+def _signal(prog, st, n, inst, k, tg, latest):  # type: ignore[no-untyped-def]
+    """A match of negative query n in window k ended at time group tg; ``latest``: the
+    latest start of the matches that end there (GRETA Section 5, SEMANTICS Negation)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    kind = prog.q_nkind[n]
+    if kind == 0:  # leading: no trend of the parent starts in window k after tg
+        q = prog.q_nparent[n]
+        b = prog.q_blk[q] + 2 * (k % prog.q_NS[q])
+        if st.blk[inst, b] != k:
+            st.blk[inst, b] = k
+            st.blk[inst, b + 1] = tg
+        return
+    nt = prog.q_nnt[n]
+    ms = np.int64(latest)
+    if kind == 1:  # trailing: the parent's results in window k that end before ms
+        slot = k % prog.nt_NS[nt]
+        if st.nq[inst, 4 * (prog.nt_koff[nt] + slot)] == k:
+            _nq_advance(prog, st, nt, inst, slot, ms)
+        return
+    for slot in range(prog.nt_NS[nt]):  # between: its source vertices before ms, anywhere
+        if st.nq[inst, 4 * (prog.nt_koff[nt] + slot)] != SENT:
+            _nq_advance(prog, st, nt, inst, slot, ms)
+
+
+@njit(**JIT_OPTIONS)
+def _fold_trailing(prog, st, sc, sp, upto):  # type: ignore[no-untyped-def]
+    """Add the results that no trailing NOT dropped, of windows < upto of spec sp, to their
+    groups, and release their queues (before _emit writes the groups out)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    sc = borrow(sc)
+    L = st.P.shape[0]
+    for q in range(prog.q_trail.shape[0]):
+        nt = prog.q_trail[q]
+        if nt < 0 or prog.q_spec[q] != sp:
+            continue
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        for inst in range(st.nq.shape[0]):
+            for slot in range(prog.nt_NS[nt]):
+                h = 4 * (prog.nt_koff[nt] + slot)
+                k = st.nq[inst, h]
+                if k == SENT or k >= upto:
+                    continue
+                base = prog.nt_aoff[nt] + slot * A * L
+                ebase = prog.nt_eoff[nt] + slot * M
+                if st.nq[inst, h + 1] >= 0:
+                    for r in range(A * L):
+                        sc.vec[r] = st.nqa[inst, base + r]
+                    for r in range(M):
+                        sc.vext[r] = st.nqe[inst, ebase + r]
+                    gi = st.inst_ginst[inst, prog.q_gsel[q]]
+                    if gi >= 0:  # (a template has no group, and no trends)
+                        _add_result(prog, st, q, gi, k, sc.vec, sc.vext)
+                _nq_release(st, inst, h)
+                st.nq[inst, h] = SENT
+
+
+@njit(**JIT_OPTIONS)
+def release_rows(prog, st, rows):  # type: ignore[no-untyped-def]
+    """Return the queue entries of instance rows ``rows`` (freed or reused) to the pool."""
+    for inst in rows:
+        for nt in range(prog.nt_q.shape[0]):
+            for slot in range(prog.nt_NS[nt]):
+                h = 4 * (prog.nt_koff[nt] + slot)
+                _nq_release(st, inst, h)
+                st.nq[inst, h] = SENT
 
 
 @njit(**JIT_INLINE)
@@ -191,11 +441,16 @@ def _add_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore
 
 
 @njit(**JIT_INLINE)
-def _end_results(prog, st, c, inst, k, vec, vext):  # type: ignore[no-untyped-def]
+def _end_results(prog, st, c, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
     for j in range(prog.c_end_ptr[c], prog.c_end_ptr[c + 1]):
         eq = prog.c_end_q[j]
-        gi = st.inst_ginst[inst, prog.q_gsel[eq]]
-        _add_result(prog, st, eq, gi, k, vec, vext)
+        if NEGATING(st) and prog.q_nkind[eq] >= 0:  # a match of a negative query: its
+            _signal(prog, st, eq, inst, k, tg, vext[0])  # latest start is in vext
+        elif NEGATING(st) and prog.q_trail[eq] >= 0:  # results a trailing NOT may drop
+            _nq_append(prog, st, prog.q_trail[eq], inst, k, tg, vec, vext)
+        else:
+            gi = st.inst_ginst[inst, prog.q_gsel[eq]]
+            _add_result(prog, st, eq, gi, k, vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -402,6 +657,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
     foff = prog.set_bfoff[b]
     x = sc.vec
     xe = sc.vext
+    tgf = ev.tg[first]
     for j in range(prog.set_q_ptr[b], prog.set_q_ptr[b + 1]):
         q = prog.set_q[j]
         s = prog.set_s[j]
@@ -413,7 +669,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
         cls = prog.qs_c[gs]
         for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
             slot = _claim(prog, st, cls, inst, k)
-            _gather(prog, st, q, s, inst, k, x, xe, s)  # X: start + E's other predecessors
+            _gather(prog, st, q, s, inst, k, tgf, x, xe, s)  # X: start + E's other predecessors
             tbase = prog.c_toff[cls] + slot * A * L
             any_trend = False
             for lane in range(L):
@@ -451,13 +707,21 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 cur = newe[reg]
                 if _better(v, cur, reg < nmin):
                     newe[reg] = v
-            if prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1]:
-                # the burst's vertices add up to new - T0
+            ends = prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1]
+            queued = NEGATING(st) and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
+            if ends or queued:
+                # the burst's vertices add up to new - T0 (their extremes are newe: each
+                # extends T0 or X); no event of a negative query falls inside a burst
+                # (its types interrupt it), so the burst's first time group stands for all
                 for r in range(0, A * L, L):
                     for lane in range(L):
                         i = r + lane
                         x[i] = _addmod(new[i], P[lane] - st.tot[inst, tbase + i], P[lane])
-                _end_results(prog, st, cls, inst, k, x, newe)
+                if queued:
+                    for rj in range(prog.c_nt_ptr[cls], prog.c_nt_ptr[cls + 1]):
+                        _nq_append(prog, st, prog.c_nt[rj], inst, k, tgf, x, newe)
+                if ends:
+                    _end_results(prog, st, cls, inst, k, tgf, x, newe)
             for r in range(A * L):
                 st.tot[inst, tbase + r] = new[r]
             for r in range(M):
@@ -495,7 +759,7 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
                     prog, st, ev, sc, prog.set_q[j], prog.set_s[j], inst, group_end, n_ent
                 )
             group_end = ev.bnext[b, group_end]
-        _insert_all(prog, st, sc, n_ent)
+        _insert_all(prog, st, sc, n_ent, tg)
         e = group_end
 
 
@@ -510,7 +774,7 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
     M = prog.q_M[q]
     L = st.P.shape[0]
     for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-        if not _gather(prog, st, q, s, inst, k, sc.vec, sc.vext, -1):
+        if not _gather(prog, st, q, s, inst, k, ev.tg[e], sc.vec, sc.vext, -1):
             continue
         _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
         c = prog.qs_c[prog.q_soff[q] + s]
@@ -518,7 +782,7 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
             # no state reads the class (an END without successors): the vertex only adds
             # to results, which nothing reads before they are emitted, so at once and
             # without registers of its own (a seventh of the kernel's time with 50 queries)
-            _end_results(prog, st, c, inst, k, sc.vec, sc.vext)
+            _end_results(prog, st, c, inst, k, ev.tg[e], sc.vec, sc.vext)
             continue
         sc.ent[n_ent, 0] = q
         sc.ent[n_ent, 1] = s
@@ -533,10 +797,18 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
 
 
 @njit(**JIT_INLINE)
-def _insert_all(prog, st, sc, n_ent):  # type: ignore[no-untyped-def]
+def _insert_all(prog, st, sc, n_ent, tg):  # type: ignore[no-untyped-def]
     for j in range(n_ent):
         _insert(
-            prog, st, sc.ent[j, 0], sc.ent[j, 1], sc.ent[j, 2], sc.ent[j, 3], sc.eadd[j], sc.eext[j]
+            prog,
+            st,
+            sc.ent[j, 0],
+            sc.ent[j, 1],
+            sc.ent[j, 2],
+            sc.ent[j, 3],
+            tg,
+            sc.eadd[j],
+            sc.eext[j],
         )
 
 
@@ -662,6 +934,13 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-
     for e in range(i, j):
         ty = ev.types[e]
         if lim[0] >= 0:
+            if NEGATING(st):
+                for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
+                    n_q = prog.ty_ns[jn]  # a new epoch in every instance it goes to
+                    g = prog.q_part[n_q]
+                    if prog.part_x[g] and ev.pid[g, e] >= 0:
+                        for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
+                            st.nstart[ev.xinst[x], n_q] = tg
             for g in range(prog.part_role.shape[0]):
                 role = prog.part_role[g, ty]
                 if role == 0 or not prog.part_x[g] or ev.pid[g, e] < 0:
@@ -707,6 +986,51 @@ def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
         st.mkeys[new, r] = st.mkeys[parent, r]
         st.mcnt[new, r] = st.mcnt[parent, r]
         st.mrep[new, r] = st.mrep[parent, r]
+    if NEGATING(st):
+        _copy_negations(st, new, parent)
+
+
+@njit(**JIT_INLINE)
+def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
+    """The template's blocked slots, epochs and queues (each entry copied: the two
+    instances prune them apart from now on)."""
+    for r in range(st.blk.shape[1]):
+        st.blk[new, r] = st.blk[parent, r]
+    for r in range(st.nstart.shape[1]):
+        st.nstart[new, r] = st.nstart[parent, r]
+    for r in range(st.nqa.shape[1]):
+        st.nqa[new, r] = st.nqa[parent, r]
+    for r in range(st.nqe.shape[1]):
+        st.nqe[new, r] = st.nqe[parent, r]
+    for h in range(0, st.nq.shape[1], 4):
+        st.nq[new, h] = st.nq[parent, h]
+        st.nq[new, h + 1] = -1
+        st.nq[new, h + 2] = -1
+        st.nq[new, h + 3] = 0
+        e = st.nq[parent, h + 1]
+        while e >= 0:
+            c = st.pool[0]
+            if c < 0:  # the pool is full: the chunk runs again with a larger one
+                st.pool[1] = 1
+                return
+            st.pool[0] = st.pnext[c]
+            st.pnext[c] = -1
+            st.ptg[c] = st.ptg[e]
+            for r in range(st.padd.shape[1]):
+                st.padd[c, r] = st.padd[e, r]
+            for r in range(st.pext.shape[1]):
+                st.pext[c, r] = st.pext[e, r]
+            tail = st.nq[new, h + 2]
+            if tail >= 0:
+                st.pnext[tail] = c
+            else:
+                st.nq[new, h + 1] = c
+            st.nq[new, h + 2] = c
+            st.nq[new, h + 3] += 1
+            st.pool[2] += 1
+            if st.pool[2] > st.pool[3]:
+                st.pool[3] = st.pool[2]
+            e = st.pnext[e]
 
 
 @njit(**JIT_OPTIONS)
@@ -715,7 +1039,8 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
 
     Returns 0, or 1 when a window's trends outgrow what the lanes hold exactly
     (lim, see :func:`_count_window_events`; the caller replays with more lanes,
-    nothing here is final then).
+    nothing here is final then), or 2 when the negations' queues found their pool
+    full (the caller replays with a larger one).
     """
     prog = borrow(prog)
     st = borrow(st)
@@ -726,6 +1051,11 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     nsets = prog.set_boff.shape[0]
     cp = 0
     others = ev.xinst.shape[0] > 0  # some event is processed in other instances
+    trailing = False  # some query's results wait for its trailing NOT
+    if NEGATING(st):
+        for q in range(prog.q_trail.shape[0]):
+            if prog.q_trail[q] >= 0:
+                trailing = True
     no_lim = np.full(2, -1, dtype=np.int64)
     i = 0
     while i < n:
@@ -733,6 +1063,8 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         j = i
         while j < n and ev.tg[j] == tg:
             j += 1
+        if NEGATING(st) and st.pool[1]:  # a queue found the pool full: nothing is final
+            return 2
         # 1. close the windows that end by this time
         flushed = False
         for sp in range(st.closed.shape[0]):
@@ -741,6 +1073,8 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 if not flushed:
                     _flush_all(prog, st, ev, sc)
                     flushed = True
+                if trailing:
+                    _fold_trailing(prog, st, sc, sp, c)
                 _emit(prog, st, out, sp, c)
                 st.closed[sp] = c
         # new partition instances of this time group that start from a template
@@ -752,6 +1086,12 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
             if not _count_window_events(prog, st, ev, e, lim):
                 return 1
             ty = ev.types[e]
+            if NEGATING(st):
+                for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
+                    n_q = prog.ty_ns[jn]  # a new epoch of the queues its matches prune
+                    inst = ev.pid[prog.q_part[n_q], e]
+                    if inst >= 0:
+                        st.nstart[inst, n_q] = tg
             for b in range(nsets):
                 role = prog.set_role[b, ty]
                 if role == 0:
@@ -790,7 +1130,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         if others:
             n_ent = _others(prog, st, ev, sc, i, j, tg, no_lim, n_ent)
         # 4. phase 2: insert; extend bursts
-        _insert_all(prog, st, sc, n_ent)
+        _insert_all(prog, st, sc, n_ent, tg)
         if st.mode[0] > 0:
             for e in range(i, j):
                 ty = ev.types[e]
@@ -807,11 +1147,17 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         i = j
     # the chunk's bursts end with it (their event indices are the chunk's)
     _flush_all(prog, st, ev, sc)
+    if NEGATING(st) and st.pool[1]:
+        return 2
     for sp in range(st.closed.shape[0]):
         c = close_to[sp]
         if final:
+            if trailing:
+                _fold_trailing(prog, st, sc, sp, 2**62)
             _emit(prog, st, out, sp, 2**62)
         elif c > st.closed[sp]:
+            if trailing:
+                _fold_trailing(prog, st, sc, sp, c)
             _emit(prog, st, out, sp, c)
             st.closed[sp] = c
     return 0

@@ -5,10 +5,12 @@ groups, window and pane ids, partition instances, binding filters, weight
 residues), runs :func:`trendagg.kernels._engine.run_chunk`, and turns the
 closed windows' residues back into exact rows. It keeps the events of the
 open windows: when a window holds more events than the primes can count
-exactly, a float attribute needs a finer scale, or an aggregated attribute
-turns out to hold integers and decimals both (in one chunk, or one kind and
-then the other), it rebuilds the state from them (nothing closed is
-recomputed): with more primes, or laid out again with hidden registers that
+exactly, a float attribute needs a finer scale, the negations' queues fill
+their pool of entries (see :mod:`trendagg.kernels._engine`), or an aggregated
+attribute turns out to hold integers and decimals both (in one chunk, or one
+kind and then the other), it rebuilds the state from them (nothing closed is
+recomputed): with more primes, a finer scale, a pool four times as large, or
+laid out again with hidden registers that
 tell each output's kind (see :mod:`trendagg.kernels.program`). A MIN or MAX
 whose values are words or integers beyond 2**53 switches its attribute to
 ranks (:mod:`trendagg.kernels.ranks`) the same way, once. An attribute that a
@@ -46,7 +48,7 @@ from trendagg.io.results import ResultRow
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.predicates import filter_mask
-from trendagg.kernels.program import Lowered, burst_width, lower, scaled, source
+from trendagg.kernels.program import TIME_GROUP, Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
 from trendagg.kernels.times import pane_ids, ticks, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
@@ -57,13 +59,14 @@ from trendagg.plan.windows import as_number
 
 SENT = _engine.SENT
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
+POOL = 1 << 10  # queue entries of the negations at first (grown 4x when full)
 MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2}
 _EXACT_FLOAT_INT = 2**53
 
 State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
-    "closed mode stats dlog",
+    "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pool",
 )
 Events = namedtuple(
     "Events", "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext"
@@ -78,13 +81,14 @@ Out = namedtuple("Out", "n key add ext")
 class _Rebuild(Exception):
     """The state needs more lanes, a finer weight scale or, for the attribute ``mixed``
     (found to hold integers and decimals both), hidden registers, or for the attribute
-    ``ranked`` (MIN/MAX over words or integers beyond 2**53), ranks: replay the open
-    windows."""
+    ``ranked`` (MIN/MAX over words or integers beyond 2**53), ranks, or (``pool``) a
+    larger pool for the negations' queues: replay the open windows."""
 
-    def __init__(self, mixed: str | None = None, ranked: str | None = None):
-        super().__init__(mixed or ranked)
+    def __init__(self, mixed: str | None = None, ranked: str | None = None, pool: bool = False):
+        super().__init__(mixed or ranked or ("pool" if pool else None))
         self.mixed = mixed
         self.ranked = ranked
+        self.pool = pool
 
 
 Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
@@ -223,6 +227,7 @@ class CompiledExecutor:
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
+        self._pool = POOL
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -277,7 +282,22 @@ class CompiledExecutor:
             stats=np.zeros(4, dtype=np.int64),
             # (a one-dimensional log is none: the kernel compiled for it logs nothing)
             dlog=np.zeros((self._log_limit, 7) if self._log_limit else 0, dtype=np.int64),
+            # one-dimensional when some query has a NOT (_engine.NEGATING: the kernel is
+            # compiled without the negation code otherwise)
+            neg=np.zeros(0 if (self.prog.q_nkind >= 0).any() else (0, 0)),
+            blk=np.zeros((0, w["blk"]), dtype=np.int64),
+            nq=np.zeros((0, w["nq"]), dtype=np.int64),
+            nqa=np.zeros((0, w["nqa"] * L), dtype=np.int64),
+            nqe=np.zeros((0, w["nqe"]), dtype=np.float64),
+            nstart=np.zeros((0, len(self.prog.q_spec)), dtype=np.int64),
+            pnext=np.r_[np.arange(1, self._pool), -1].astype(np.int64),
+            ptg=np.zeros(self._pool, dtype=np.int64),
+            padd=np.zeros((self._pool, self.low.max_additive * L), dtype=np.int64),
+            pext=np.zeros((self._pool, self.low.max_extreme), dtype=np.float64),
+            pool=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
         )
+        # a queue slot: no window, no entries (see _engine's negation functions)
+        self._nq_row = np.tile(np.array([SENT, -1, -1, 0], dtype=np.int64), w["nq"] // 4)
         self._burst_template = self._burst_row()
         # burst minima (even) and maxima (odd): none yet, so that any value compares better
         self._extremes_template = np.where(np.arange(w["burf"]) % 2 == 0, np.inf, -np.inf)
@@ -348,6 +368,11 @@ class CompiledExecutor:
                 ("burf", self._extremes_template),
                 ("mixed", -1),
                 ("inst_ginst", -1),
+                ("blk", SENT),
+                ("nq", self._nq_row),
+                ("nqa", 0),
+                ("nqe", np.nan),
+                ("nstart", -1),
             ):
                 self._grow(name, count, fill)
         start = len(self._inst_key) - len(fresh)
@@ -358,6 +383,8 @@ class CompiledExecutor:
         st.mkeys[ids] = SENT
         st.mixed[ids] = -1
         st.burf[ids] = self._extremes_template
+        st.blk[ids] = SENT
+        st.nstart[ids] = -1  # (a freed row's queues went back to the pool in _purge)
         part = self.low.partitionings[g]
         if part.qualified:
             st.inst_ginst[ids] = -1  # a template has no trends, so no group
@@ -411,7 +438,10 @@ class CompiledExecutor:
         for sp in range(len(prog.sp_moff)):  # events in an open window (the lanes' bound)
             cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
             live |= (cols >= st.closed[sp]).any(axis=1)
-        for inst in np.flatnonzero(~live).tolist():
+        dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
+        if len(prog.nt_q) and dead:
+            _engine.release_rows(prog, st, np.array(dead, dtype=np.int64))
+        for inst in dead:
             entry = self._inst_key[inst]
             if entry is None:
                 continue
@@ -520,7 +550,7 @@ class CompiledExecutor:
             try:
                 rows = self._attempt(batch, close, final)
             except _Rebuild as why:
-                self._rebuild(closed_before, why.mixed, why.ranked)
+                self._rebuild(closed_before, why.mixed, why.ranked, why.pool)
                 continue
             if batch is not None:
                 self._retain(batch)
@@ -528,7 +558,11 @@ class CompiledExecutor:
             return rows
 
     def _rebuild(
-        self, closed: np.ndarray, mixed: str | None = None, ranked: str | None = None
+        self,
+        closed: np.ndarray,
+        mixed: str | None = None,
+        ranked: str | None = None,
+        pool: bool = False,
     ) -> None:
         """More lanes, a finer weight scale, hidden registers for the attribute ``mixed``
         (of both kinds) or ranks for the extremes of ``ranked``: replay the events of the
@@ -541,11 +575,23 @@ class CompiledExecutor:
             self._relower(mixed)
         if ranked is not None:
             self._ranks[ranked] = Ranks()
+        if pool:
+            st = self.st
+            held = st.pnext.nbytes + st.ptg.nbytes + st.padd.nbytes + st.pext.nbytes
+            self._check_memory(held, 4 * held)
+            self._pool *= 4
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
-        self._reset(lanes, closed)
-        for old in self._retained:
-            self._attempt(old, None, False, replay=True)
+        while True:
+            self._reset(lanes, closed)
+            try:
+                for old in self._retained:
+                    self._attempt(old, None, False, replay=True)
+                return
+            except _Rebuild as why:
+                if not why.pool:
+                    raise
+                self._pool *= 4  # the replay alone fills the pool
 
     def _relower(self, attr: str) -> None:
         """Lay the program out again with hidden registers for ``attr`` (see
@@ -604,6 +650,8 @@ class CompiledExecutor:
         self.st.stats[3] = self._log_limit if replay else 0
         status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.lim)
         self._need = max(self._need, int(self.st.stats[2]))
+        if status == 2:
+            raise _Rebuild(pool=True)
         if status:
             if replay:
                 raise ExecutionError("internal: a replay overflowed the lanes chosen for it")
@@ -801,7 +849,10 @@ class CompiledExecutor:
             wres[w] = self._weights(batch, w, name, bound)
         aval = np.zeros((max(len(low.extremes), 1), n), dtype=np.float64)
         for a, name in enumerate(low.extremes):
-            aval[a] = self._extremes(batch, a, name, bound)
+            if name == TIME_GROUP:  # a negative query's latest start (see program)
+                aval[a] = tg
+            else:
+                aval[a] = self._extremes(batch, a, name, bound)
         return Events(
             types=types,
             tg=tg,

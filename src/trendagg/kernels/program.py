@@ -1,15 +1,17 @@
 """A compiled workload lowered to the arrays the kernel loops over.
 
 :func:`lower` takes the queries the plan routes to the kernel
-(:func:`~trendagg.optimizer.plan.compiled_blocker`: no negation, no edge
-predicates, qualified partition attributes only when nested; decided from the
-plan, never from the data) and lays out
+(:func:`~trendagg.optimizer.plan.compiled_blocker`: no edge predicates,
+qualified partition attributes only when nested; decided from the plan, never
+from the data) and lays out
 their templates, aggregate registers, bindings (event type -> (query, state,
 filter)), sharing sets (the plan's shared bursts of E+, one set per binding
 rule for E among their members, each with its own coefficients) and window specs as
 integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
-additive registers times the lanes; minima and maxima are float64.
+additive registers times the lanes; minima and maxima are float64. A NOT
+becomes a query of its own after the workload's, which signals its matches to
+its parent (:meth:`_Lowering.negations`).
 
 An attribute that holds integers and decimals both (``mixed``) gets hidden
 registers, since an output shows its own kind (SEMANTICS: integer sums are
@@ -49,6 +51,7 @@ from trendagg.language import to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
 from trendagg.plan.compile import QueryPlan
+from trendagg.plan.template import Negation, Template
 from trendagg.plan.windows import WindowSpec
 
 Program = namedtuple(
@@ -58,11 +61,17 @@ Program = namedtuple(
     "ext_ptr ext_reg ext_a ty_ptr ty_bind b_q b_s b_f b_set set_part set_role set_f set_q_ptr "
     "set_q set_s set_nw set_eunits cost_apply set_wcol set_wmap set_na set_acol set_amap set_boff "
     "set_bfoff part_role "
-    "part_sp_ptr part_sp sp_NS sp_moff part_x",
+    "part_sp_ptr part_sp sp_NS sp_moff part_x "
+    "q_nkind q_nparent q_nnt q_blk q_trail pred_nt c_nt_ptr c_nt nt_q nt_neg nt_NS nt_koff nt_aoff "
+    "nt_eoff ty_ns_ptr ty_ns",
 )
 
 
 HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
+#: The extreme column of an event's time group (a global ordinal, exact as a float64): the
+#: one register of a negative sub-pattern, the latest start of its matches
+TIME_GROUP = HIDDEN + "tg"
+NEGATION_KINDS = {"leading": 0, "trailing": 1, "between": 2}
 
 
 def hidden(attr: str, role: str) -> str:
@@ -160,13 +169,14 @@ class Lowered:
     mixed: frozenset[str]  # attributes of both kinds (with hidden registers)
 
 
-def _repeatable(plan: QueryPlan) -> set[str]:
-    """The variables that one trend may bind more than once (on a cycle of the template)."""
+def _repeatable(template: Template) -> set[str]:
+    """The variables that one trend (or match of a negative sub-pattern) may bind more
+    than once (on a cycle of the template)."""
     succ: dict[str, set[str]] = {}
-    for t in plan.template.transitions:
+    for t in template.transitions:
         succ.setdefault(t.src, set()).add(t.dst)
     out = set()
-    for var in plan.template.states:
+    for var in template.states:
         seen: set[str] = set()
         todo = list(succ.get(var, ()))
         while todo:
@@ -212,6 +222,7 @@ def _state_classes(
     sums: list[list[tuple[int, int]]],
     exts: list[list[tuple[int, int]]],
     merge: bool,
+    alone: frozenset[int] = frozenset(),
 ) -> tuple[list[int], list[tuple[int, int]]]:
     """The class of every (query, state) (indexed like ``preds``) and each class's first member.
 
@@ -220,7 +231,8 @@ def _state_classes(
     the start or neither, both with a self-loop or neither, what each of its
     events adds to its own registers the same, and predecessors (other than
     itself) of the same classes, recursively. A state on a cycle through other
-    states (nested Kleene) is never merged.
+    states (nested Kleene) is never merged, nor one in ``alone`` (global state
+    indices: what a negation changes, see :meth:`_Lowering.negations`).
     """
     qs_c = [-1] * len(preds)
     reps: list[tuple[int, int]] = []
@@ -232,7 +244,7 @@ def _state_classes(
             return qs_c[gs]
         others = [src for src in preds[gs] if src != s]
         key: tuple[object, ...]
-        if not merge or any(q_soff[qi] + src in path for src in others):
+        if not merge or gs in alone or any(q_soff[qi] + src in path for src in others):
             key = ("alone", qi, s)
         else:
             below = tuple(sorted(visit(qi, src, path | {gs}) for src in others))
@@ -294,6 +306,7 @@ def lower(
     low = _Lowering(plans, sharing.merge_states, mixed)
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
+    low.negations()
     low.classes()
     low.sharing_sets([b for b in sharing.bursts if b.executor == "compiled"])
     low.type_bindings()
@@ -331,6 +344,11 @@ class _Lowering:
         self.exts: list[list[tuple[int, int]]] = []
         self.bindings: list[tuple[int, int, int, str]] = []  # (q, state, filter, type)
         self.state_names: list[list[str]] = []
+        self.query_names: list[str] = []  # per query (a negative one: its query's name)
+        # negated transitions and trailing result queues: (query, source state (global
+        # index) or -1, target state or -1, negative query); see negations()
+        self.nts: list[tuple[int, int, int, int]] = []
+        self.alone: set[int] = set()
         self.tables: dict[str, object] = {}  # Program fields made by the steps
 
     def filter_of(self, plan: QueryPlan, var: str) -> int:
@@ -371,26 +389,106 @@ class _Lowering:
             self.grouping_of.append((g, len(self.parts[g].groupings) - 1))
         q["q_gsel"].append(self.parts[g].groupings.index(positions))
         q["q_grouping"].append(self.grouping_of.index((g, q["q_gsel"][-1])))
-        states = list(plan.template.states)
+        for name in _NEGATION_FIELDS:
+            q[name].append(-1)
+        sums, exts, n_add, nmin = self.registers(plan)
+        self.states(qi, plan, plan.template, sums, exts, (n_add, nmin))
+
+    def states(
+        self,
+        qi: int,
+        plan: QueryPlan,
+        template: Template,
+        sums: list[tuple[str, int, int]],
+        exts: list[tuple[str, int, int]],
+        sizes: tuple[int, int],
+    ) -> None:
+        """The states of ``template`` (of ``plan``) as those of query ``qi``, with their
+        predecessors, registers (sum and extreme registers per variable, the numbers of
+        additive registers and of minima) and bindings."""
+        q = self.q
+        spec = self.specs[q["q_spec"][qi]]
+        states = list(template.states)
+        self.query_names.append(plan.name)
         self.state_names.append(states)
         q["q_soff"].append(len(self.preds))
         q["q_S"].append(len(states))
-        lay = plan.layout
-        sums, exts, n_add, nmin = self.registers(plan)
-        q["q_A"].append(n_add)
+        q["q_A"].append(sizes[0])
         q["q_M"].append(len(exts))
-        q["q_nmin"].append(nmin)
+        q["q_nmin"].append(sizes[1])
         q["q_NS"].append(math.ceil(spec.within / spec.slide) + 1)
-        q["q_start"].append(states.index(plan.template.start))
-        q["q_end"].append(states.index(plan.template.end))
+        q["q_start"].append(states.index(template.start))
+        q["q_end"].append(states.index(template.end))
+        counted = plan.layout.count_vars
         for s, var in enumerate(states):
             self.preds.append(
-                sorted({states.index(t.src) for t in plan.template.transitions if t.dst == var})
+                sorted({states.index(t.src) for t in template.transitions if t.dst == var})
             )
-            self.cnt.append([1 + i for i, v in enumerate(lay.count_vars) if v == var])
+            self.cnt.append([1 + i for i, v in enumerate(counted) if v == var])
             self.sums.append([(reg, w) for v, reg, w in sums if v == var])
             self.exts.append([(reg, a) for v, reg, a in exts if v == var])
             self.bindings.append((qi, s, self.filter_of(plan, var), plan.vars[var].type))
+
+    def negations(self) -> None:
+        """Negative sub-patterns (GRETA, Section 5) as queries of their own, after the
+        workload's (``q_nkind`` >= 0; nested ones after their parent). A negative query
+        keeps, per window, whether it has a match and the latest start of its matches
+        (the maximum of its start variable's :data:`TIME_GROUP`); the kernel signals each
+        match, when its END vertex is inserted, to its parent query:
+
+        - leading (``SEQ(NOT N, Pj, ..)``): the parent's start state starts no trend in
+          that window after the match's end (``q_blk``: blocked slots);
+        - trailing (``SEQ(.., Pi, NOT N)``): the parent's results of that window that
+          end before the match's start are dropped (``q_trail``: its results wait in a
+          queue of their own per partition instance until the window closes);
+        - between (``SEQ(.., Pi, NOT N, Pj, ..)``): the vertices of end(Pi) older than
+          the match's start stop being predecessors of start(Pj), in every window (the
+          transition reads a queue of its own, ``pred_nt``).
+
+        A queue (``nt_*``, per partition instance and window slot) holds the registers
+        of the vertices that reach it, one entry per epoch between two events of the
+        negative query's start type (a match starts at such an event, so pruning drops
+        whole entries), and their running total. The states whose registers a negation
+        changes (the start, after a leading NOT; the target of a negated transition) are
+        never merged with another query's.
+        """
+        for qi in range(len(self.plans)):
+            self._negations(qi, self.plans[qi], self.plans[qi].template)
+
+    def _negations(self, qi: int, plan: QueryPlan, template: Template) -> None:
+        q = self.q
+        for i, neg in enumerate(template.negations):
+            tg = _index(self.extremes, TIME_GROUP)
+            n = len(q["q_spec"])
+            for name in ("q_spec", "q_part"):
+                q[name].append(q[name][qi])
+            q["q_gsel"].append(0)
+            q["q_grouping"].append(-1)  # no results: its matches signal its parent
+            for name in _NEGATION_FIELDS:
+                q[name].append(-1)
+            q["q_nkind"][n] = NEGATION_KINDS[neg.kind]
+            q["q_nparent"][n] = qi
+            self.readouts.append(Readout((), ((0, tg, -1),), (tg,)))
+            self.states(n, plan, neg.template, [], [(neg.template.start, 0, tg)], (1, 0))
+            self._connect(qi, template, i, neg, n)
+            self._negations(n, plan, neg.template)
+
+    def _connect(self, qi: int, template: Template, i: int, neg: Negation, n: int) -> None:
+        """What negative query ``n`` (NOT number ``i`` of ``template``, query ``qi``) acts on."""
+        q = self.q
+        states = self.state_names[qi]
+        if neg.kind == "leading":
+            q["q_blk"][qi] = 1  # laid out in classes()
+            self.alone.add(q["q_soff"][qi] + states.index(template.start))
+        elif neg.kind == "trailing":
+            q["q_nnt"][n] = q["q_trail"][qi] = len(self.nts)
+            self.nts.append((qi, -1, -1, n))
+        else:
+            t = next(t for t in template.transitions if t.negation == i)
+            q["q_nnt"][n] = len(self.nts)
+            src, dst = states.index(t.src), states.index(t.dst)
+            self.nts.append((qi, q["q_soff"][qi] + src, dst, n))
+            self.alone.add(q["q_soff"][qi] + dst)
 
     def registers(
         self, plan: QueryPlan
@@ -435,11 +533,13 @@ class _Lowering:
     def classes(self) -> None:
         """State classes with their register blocks in an instance row (NS window slots of
         A registers, times the lanes, M extremes and one window key each), the classes
-        that emit each query's END, the classes some state reads, and the result blocks."""
-        q, plans = self.q, self.plans
+        that emit each query's END, the classes some state reads, the result blocks, and
+        the negations' slots and queues (see :meth:`negations`)."""
+        q = self.q
+        n_all = len(q["q_spec"])
         keys_of = [
             (q["q_spec"][qi], q["q_part"][qi], q["q_A"][qi], q["q_M"][qi], q["q_nmin"][qi])
-            for qi in range(len(plans))
+            for qi in range(n_all)
         ]
         qs_c, reps = _state_classes(
             keys_of,
@@ -452,12 +552,13 @@ class _Lowering:
             self.sums,
             self.exts,
             self.merge,
+            frozenset(self.alone),
         )
         self.qs_c, self.reps = qs_c, reps
         self.members: list[list[tuple[str, str]]] = [[] for _ in reps]
-        for qi, plan in enumerate(plans):
+        for qi in range(n_all):
             for s, var in enumerate(self.state_names[qi]):
-                self.members[qs_c[q["q_soff"][qi] + s]].append((plan.name, var))
+                self.members[qs_c[q["q_soff"][qi] + s]].append((self.query_names[qi], var))
         c_A = [q["q_A"][qi] for qi, _ in reps]
         c_M = [q["q_M"][qi] for qi, _ in reps]
         c_NS = [q["q_NS"][qi] for qi, _ in reps]
@@ -472,13 +573,17 @@ class _Lowering:
             ("tot", "ext", "keys"),
         )
         c_end_lists: list[list[int]] = [[] for _ in reps]
-        for qi in range(len(plans)):
+        for qi in range(n_all):
             c_end_lists[qs_c[q["q_soff"][qi] + q["q_end"][qi]]].append(qi)
         c_end_ptr, c_end_q = _csr(c_end_lists)
         # a class no state reads (an END without successors) keeps no registers: its
-        # vertices only add to the results
+        # vertices only add to the results. A negative query's END signals its parent
+        # after the time group's inserts (a between-NOT's match ending at t still lets
+        # an event at t read the vertices it prunes), so it is inserted, as read ones are.
         c_read = [0] * len(reps)
-        for qi in range(len(plans)):
+        for qi in range(n_all):
+            if q["q_nkind"][qi] >= 0:
+                c_read[qs_c[q["q_soff"][qi] + q["q_end"][qi]]] = 1
             for s in range(q["q_S"][qi]):
                 for src in self.preds[q["q_soff"][qi] + s]:
                     c_read[qs_c[q["q_soff"][qi] + src]] = 1
@@ -511,6 +616,60 @@ class _Lowering:
             q_roff=_i64(q_roff),  # scaled by the lanes in State
             q_reoff=_i64(q_reoff),
             q_rkoff=_i64(q_rkoff),
+        )
+        self.negation_tables()
+
+    def negation_tables(self) -> None:
+        """Blocked slots (two words per window slot: window, end of the first match) of
+        the queries with a leading NOT; per negated transition or trailing result queue
+        its slots (four words each in ``nq``: window, first and last entry, entries),
+        running totals and the classes that feed it; which predecessor reads a queue;
+        and per type the negative queries it starts (a new epoch of their queues)."""
+        q, nts = self.q, self.nts
+        off = 0
+        for qi in range(len(q["q_spec"])):
+            if q["q_blk"][qi] >= 0:
+                q["q_blk"][qi] = off
+                off += 2 * q["q_NS"][qi]
+        self.widths["blk"] = max(off, 1)
+        nt_q = [qi for qi, _, _, _ in nts]
+        # side by side, not per partitioning as the classes: a pass over every instance
+        # (_fold_trailing, release_rows) then reads only its own queues' words
+        nt_aoff, nt_eoff, nt_koff, widths = _blocks(
+            [list(range(len(nts)))],
+            [q["q_NS"][qi] for qi in nt_q],
+            [q["q_A"][qi] for qi in nt_q],
+            [q["q_M"][qi] for qi in nt_q],
+            ("nqa", "nqe", "nq"),
+        )
+        self.widths.update(widths)
+        self.widths["nq"] *= 4
+        c_nt: list[list[int]] = [[] for _ in self.reps]
+        reads: dict[tuple[int, int], int] = {}  # (target state, source state) -> queue
+        for i, (qi, src, dst, _) in enumerate(nts):
+            if src >= 0:
+                c_nt[self.qs_c[src]].append(i)
+                reads[(q["q_soff"][qi] + dst, src - q["q_soff"][qi])] = i
+        pred_nt = [reads.get((gs, src), -1) for gs, srcs in enumerate(self.preds) for src in srcs]
+        c_nt_ptr, c_nt_flat = _csr(c_nt)
+        ty_ns: list[list[int]] = [[] for _ in range(self.n_types)]
+        for qi in range(len(q["q_spec"])):
+            if q["q_nkind"][qi] >= 0:
+                typ = self.bindings[q["q_soff"][qi] + q["q_start"][qi]][3]
+                ty_ns[self.tcode[typ]].append(qi)
+        ty_ns_ptr, ty_ns_flat = _csr(ty_ns)
+        self.tables.update(
+            pred_nt=_i64(pred_nt),
+            c_nt_ptr=c_nt_ptr,
+            c_nt=c_nt_flat,
+            nt_q=_i64(nt_q),
+            nt_neg=_i64([n for *_, n in nts]),
+            nt_NS=_i64([q["q_NS"][qi] for qi in nt_q]),
+            nt_koff=_i64(nt_koff),
+            nt_aoff=_i64(nt_aoff),  # scaled by the lanes in State
+            nt_eoff=_i64(nt_eoff),
+            ty_ns_ptr=ty_ns_ptr,
+            ty_ns=ty_ns_flat,
         )
 
     def sharing_sets(self, bursts: list[KleeneBurst]) -> None:
@@ -629,12 +788,12 @@ class _Lowering:
         may bind several events of it in one trend (the lane bound, _rns); the window
         specs of each partitioning and their slots in the window-event counts."""
         plans, q = self.plans, self.q
-        reps = [_repeatable(p) for p in plans]
-        repeatable = {
-            v.type for p, r in zip(plans, reps, strict=True) for v in p.vars.values() if v.var in r
-        }
+        templates = [(p, t) for p in plans for t in p.template.all_templates()]
+        reps = [_repeatable(t) for _, t in templates]
+        repeatable = {p.vars[v].type for (p, _), r in zip(templates, reps, strict=True) for v in r}
+        # a negative sub-pattern's matches are counted too (whether it has one is exact)
         self.singles = max(
-            (len(p.template.states) - len(r) for p, r in zip(plans, reps, strict=True)), default=0
+            (len(t.states) - len(r) for (_, t), r in zip(templates, reps, strict=True)), default=0
         )
         part_role = np.zeros((len(self.parts), self.n_types), dtype=np.int64)
         part_sp_lists: list[list[int]] = []
@@ -705,7 +864,9 @@ class _Lowering:
         )
 
 
+_NEGATION_FIELDS = ["q_nkind", "q_nparent", "q_nnt", "q_blk", "q_trail"]
 _QUERY_FIELDS = [
+    *_NEGATION_FIELDS,
     "q_spec",
     "q_part",
     "q_S",
@@ -743,6 +904,7 @@ def scaled(program: Program, lanes: int) -> Program:
     return program._replace(
         c_toff=program.c_toff * lanes,
         q_roff=program.q_roff * lanes,
+        nt_aoff=program.nt_aoff * lanes,
         set_boff=_boff(program, lanes),
     )
 

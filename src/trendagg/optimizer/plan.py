@@ -121,8 +121,6 @@ class SharingPlan:
 def compiled_blocker(plan: QueryPlan) -> str | None:
     """Why the compiled kernel cannot run this query (the Python engine then does), or
     None: what the kernel does not implement yet."""
-    if plan.template.negations:
-        return "negation"
     if plan.edges or plan.guards:
         return "edge predicates"
     return _unnested(plan)
@@ -144,7 +142,7 @@ def _unnested(plan: QueryPlan) -> str | None:
         return None
     if len({a.name for a in attrs}) < len(attrs):
         return "one partition attribute name for two variables (partitions are products)"
-    if len(qualified) > 1 or not plan.vars[next(iter(qualified))].positive:
+    if len(qualified) > 1:  # (the language refuses attributes of a negated variable)
         return "no positive variable has every partition attribute (partitions are products)"
     return None
 
