@@ -194,31 +194,46 @@ def test_ties_with_the_negated_event_do_not_invalidate(
     assert row.values == {"COUNT(*)": count}
 
 
-def test_negative_sub_patterns_of_several_queries_share_registers() -> None:
-    """The same NOT D (same window, partitioning and predicates) in three queries: one
-    register class for their negative queries, whose matches signal each parent; the
-    states a negation changes keep registers of their own."""
+def test_negations_of_several_queries_share_registers_and_queues() -> None:
+    """The same NOT D (same window, partitioning and predicates) in four queries: one
+    register class for their negative queries. q0's and q3's B read A through equal
+    queues (same source, negative queries of one class): one class and one queue, and
+    one signal per match; q1's trailing NOT changes only its results, so its A and B+
+    are q2's; q4's D has a predicate of its own: its B stays apart."""
+    patterns = [
+        "SEQ(A, NOT D, B+)",
+        "SEQ(A, B+, NOT D)",
+        "SEQ(A, B+)",
+        "SEQ(A, NOT D, B+)",
+        "SEQ(A, NOT D, B+) WHERE D.x > 1 AND [g]",
+    ]
     text = "\n".join(
-        f"q{i}: RETURN COUNT(*) PATTERN {p} WHERE [g] WITHIN 10 s;"
-        for i, p in enumerate(["SEQ(A, NOT D, B+)", "SEQ(A, B+, NOT D)", "SEQ(A, B+)"])
+        f"q{i}: RETURN COUNT(*) PATTERN {p}{'' if 'WHERE' in p else ' WHERE [g]'} WITHIN 10 s;"
+        for i, p in enumerate(patterns)
     )
     plans = compile_workload(parse(text))
     low = lower(plans, sharing_plan(plans, "hamlet"))
-    members = [sorted(m) for m in low.class_members]
-    assert [("q0", "D"), ("q1", "D")] in members
-    # q1's and q2's A and B+ are equal (a trailing NOT changes only the results);
-    # q0's B reads its A through a queue
-    assert [("q1", "A"), ("q2", "A")] in [sorted(m) for m in members if len(m) == 2] or [
-        ("q0", "A"),
-        ("q1", "A"),
-        ("q2", "A"),
-    ] in members
-    assert [("q0", "B")] in members
-    records = _stream("a1 b2 d3 b4 a5 b6 d7")
-    for r in records:
+    members = sorted(sorted(m) for m in low.class_members)
+    assert members == [
+        [("q0", "A"), ("q1", "A"), ("q2", "A"), ("q3", "A"), ("q4", "A")],
+        [("q0", "B"), ("q3", "B")],
+        [("q0", "D"), ("q1", "D"), ("q3", "D")],
+        [("q1", "B"), ("q2", "B")],
+        [("q4", "B")],
+        [("q4", "D")],
+    ]
+    prog = low.program
+    # queues: q0's (read by q0 and q3's B), q1's trailing results, q4's
+    assert [plans[q].name for q in prog.nt_q] == ["q0", "q1", "q4"]
+    assert int(prog.c_sig_ptr[-1]) == 1 + 1 + 1 + 1  # q0's and q4's D, q1's D and results
+    records = _stream("a1 b2 d3 b4 a5 b6 d7 b8")
+    for i, r in enumerate(records):
         r["g"] = 0
+        r["x"] = i
     expected = canon(_run(text, records, "twostep"))
-    assert canon(_run(text, records, "hamlet")) == expected
+    assert {r[0] for r in expected} == {"q0", "q1", "q2", "q3", "q4"}
+    for strategy in STRATEGIES:
+        assert canon(_run(text, records, strategy)) == expected, strategy
 
 
 def test_the_queue_pool_grows_and_the_results_stay_exact(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -149,12 +149,11 @@ def _gather(prog, st, q, s, inst, k, tgv, vec, vext, skip):  # type: ignore[no-u
     gs = prog.q_soff[q] + s
     for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
         src = prog.pred_src[j]
-        if src == skip:
-            continue
-        if NEGATING(st) and prog.pred_nt[j] >= 0:
-            _add_queue(prog, st, prog.pred_nt[j], inst, k, vec, vext)
-        else:
+        if src != skip:
             _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
+    if NEGATING(st):  # negated transitions (never the burst's own loop): their queues
+        for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
+            _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
             return True
@@ -225,11 +224,9 @@ def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-
 # most in use. The functions are not inlined: only workloads with a NOT call them.
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _add_queue(prog, st, nt, inst, k, vec, vext):  # type: ignore[no-untyped-def]
     """vec/vext += the running total of queue nt in window k (if it has that window)."""
-    prog = borrow(prog)
-    st = borrow(st)
     L = st.P.shape[0]
     P = st.P
     q = prog.nt_q[nt]
@@ -262,13 +259,11 @@ def _nq_release(st, inst, h):  # type: ignore[no-untyped-def]
     st.nq[inst, h + 3] = 0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
     """Add a vertex (or a burst's vertices) of time group tg to queue nt in window k: into
     its last entry when no event that starts the negative query came since that entry
     began (a match's start never falls inside an entry), else as a new entry."""
-    prog = borrow(prog)
-    st = borrow(st)
     L = st.P.shape[0]
     P = st.P
     q = prog.nt_q[nt]
@@ -444,13 +439,15 @@ def _add_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore
 def _end_results(prog, st, c, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
     for j in range(prog.c_end_ptr[c], prog.c_end_ptr[c + 1]):
         eq = prog.c_end_q[j]
-        if NEGATING(st) and prog.q_nkind[eq] >= 0:  # a match of a negative query: its
-            _signal(prog, st, eq, inst, k, tg, vext[0])  # latest start is in vext
-        elif NEGATING(st) and prog.q_trail[eq] >= 0:  # results a trailing NOT may drop
-            _nq_append(prog, st, prog.q_trail[eq], inst, k, tg, vec, vext)
-        else:
-            gi = st.inst_ginst[inst, prog.q_gsel[eq]]
-            _add_result(prog, st, eq, gi, k, vec, vext)
+        gi = st.inst_ginst[inst, prog.q_gsel[eq]]
+        _add_result(prog, st, eq, gi, k, vec, vext)
+    if NEGATING(st):
+        for j in range(prog.c_sig_ptr[c], prog.c_sig_ptr[c + 1]):
+            eq = prog.c_sig[j]
+            if prog.q_nkind[eq] >= 0:  # a match of a negative query (latest start in vext)
+                _signal(prog, st, eq, inst, k, tg, vext[0])
+            else:  # results that a trailing NOT may still drop
+                _nq_append(prog, st, prog.q_trail[eq], inst, k, tg, vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -707,7 +704,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 cur = newe[reg]
                 if _better(v, cur, reg < nmin):
                     newe[reg] = v
-            ends = prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1]
+            ends = prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1] or (
+                NEGATING(st) and prog.c_sig_ptr[cls] < prog.c_sig_ptr[cls + 1]
+            )
             queued = NEGATING(st) and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
             if ends or queued:
                 # the burst's vertices add up to new - T0 (their extremes are newe: each

@@ -40,6 +40,7 @@ live in the registers the values would.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import namedtuple
 from dataclasses import dataclass, field
@@ -62,8 +63,8 @@ Program = namedtuple(
     "set_q set_s set_nw set_eunits cost_apply set_wcol set_wmap set_na set_acol set_amap set_boff "
     "set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff part_x "
-    "q_nkind q_nparent q_nnt q_blk q_trail pred_nt c_nt_ptr c_nt nt_q nt_neg nt_NS nt_koff nt_aoff "
-    "nt_eoff ty_ns_ptr ty_ns",
+    "q_nkind q_nparent q_nnt q_blk q_trail npred_ptr npred_src npred_nt c_sig_ptr c_sig c_nt_ptr "
+    "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns",
 )
 
 
@@ -222,7 +223,7 @@ def _state_classes(
     sums: list[list[tuple[int, int]]],
     exts: list[list[tuple[int, int]]],
     merge: bool,
-    alone: frozenset[int] = frozenset(),
+    negs: dict[int, list[tuple[int, int, int]]] | None = None,
 ) -> tuple[list[int], list[tuple[int, int]]]:
     """The class of every (query, state) (indexed like ``preds``) and each class's first member.
 
@@ -231,9 +232,14 @@ def _state_classes(
     the start or neither, both with a self-loop or neither, what each of its
     events adds to its own registers the same, and predecessors (other than
     itself) of the same classes, recursively. A state on a cycle through other
-    states (nested Kleene) is never merged, nor one in ``alone`` (global state
-    indices: what a negation changes, see :meth:`_Lowering.negations`).
+    states (nested Kleene) is never merged. A state that a negation changes
+    (``negs``, by global state index: the source state, in its query, that it
+    reads through a queue, or -1 for a start that a leading NOT blocks; the
+    negative query; its END state; see :meth:`_Lowering.negations`) is merged
+    only with states changed alike: the same sources through negative queries of
+    the same classes.
     """
+    negs = negs or {}
     qs_c = [-1] * len(preds)
     reps: list[tuple[int, int]] = []
     index: dict[tuple[object, ...], int] = {}
@@ -244,7 +250,7 @@ def _state_classes(
             return qs_c[gs]
         others = [src for src in preds[gs] if src != s]
         key: tuple[object, ...]
-        if not merge or gs in alone or any(q_soff[qi] + src in path for src in others):
+        if not merge or any(q_soff[qi] + src in path for src in others):
             key = ("alone", qi, s)
         else:
             below = tuple(sorted(visit(qi, src, path | {gs}) for src in others))
@@ -252,6 +258,15 @@ def _state_classes(
                 key = ("alone", qi, s)  # a cycle below: not settled
             else:
                 f, typ = bindings[gs][2], bindings[gs][3]
+                negated = tuple(
+                    sorted(
+                        (
+                            visit(qi, src, path | {gs}) if src >= 0 else -1,
+                            visit(n, n_end, path | {gs}),
+                        )
+                        for src, n, n_end in negs.get(gs, ())
+                    )
+                )
                 key = (
                     keys_of[qi],
                     typ,
@@ -262,6 +277,7 @@ def _state_classes(
                     tuple(sums[gs]),
                     tuple(exts[gs]),
                     below,
+                    negated,
                 )
         c = index.get(key)
         if c is None:
@@ -348,7 +364,7 @@ class _Lowering:
         # negated transitions and trailing result queues: (query, source state (global
         # index) or -1, target state or -1, negative query); see negations()
         self.nts: list[tuple[int, int, int, int]] = []
-        self.alone: set[int] = set()
+        self.negs: dict[int, list[tuple[int, int, int]]] = {}  # see _state_classes
         self.tables: dict[str, object] = {}  # Program fields made by the steps
 
     def filter_of(self, plan: QueryPlan, var: str) -> int:
@@ -443,14 +459,15 @@ class _Lowering:
           queue of their own per partition instance until the window closes);
         - between (``SEQ(.., Pi, NOT N, Pj, ..)``): the vertices of end(Pi) older than
           the match's start stop being predecessors of start(Pj), in every window (the
-          transition reads a queue of its own, ``pred_nt``).
+          transition reads a queue of its own, ``npred_*``).
 
         A queue (``nt_*``, per partition instance and window slot) holds the registers
         of the vertices that reach it, one entry per epoch between two events of the
         negative query's start type (a match starts at such an event, so pruning drops
         whole entries), and their running total. The states whose registers a negation
         changes (the start, after a leading NOT; the target of a negated transition) are
-        never merged with another query's.
+        merged only with states that the same negative sub-pattern changes alike (see
+        :func:`_state_classes` and :meth:`negation_tables`).
         """
         for qi in range(len(self.plans)):
             self._negations(qi, self.plans[qi], self.plans[qi].template)
@@ -479,7 +496,8 @@ class _Lowering:
         states = self.state_names[qi]
         if neg.kind == "leading":
             q["q_blk"][qi] = 1  # laid out in classes()
-            self.alone.add(q["q_soff"][qi] + states.index(template.start))
+            start = q["q_soff"][qi] + states.index(template.start)
+            self.negs.setdefault(start, []).append((-1, n, q["q_end"][n]))
         elif neg.kind == "trailing":
             q["q_nnt"][n] = q["q_trail"][qi] = len(self.nts)
             self.nts.append((qi, -1, -1, n))
@@ -488,7 +506,7 @@ class _Lowering:
             q["q_nnt"][n] = len(self.nts)
             src, dst = states.index(t.src), states.index(t.dst)
             self.nts.append((qi, q["q_soff"][qi] + src, dst, n))
-            self.alone.add(q["q_soff"][qi] + dst)
+            self.negs.setdefault(q["q_soff"][qi] + dst, []).append((src, n, q["q_end"][n]))
 
     def registers(
         self, plan: QueryPlan
@@ -552,7 +570,7 @@ class _Lowering:
             self.sums,
             self.exts,
             self.merge,
-            frozenset(self.alone),
+            self.negs,
         )
         self.qs_c, self.reps = qs_c, reps
         self.members: list[list[tuple[str, str]]] = [[] for _ in reps]
@@ -624,8 +642,47 @@ class _Lowering:
         the queries with a leading NOT; per negated transition or trailing result queue
         its slots (four words each in ``nq``: window, first and last entry, entries),
         running totals and the classes that feed it; which predecessor reads a queue;
-        and per type the negative queries it starts (a new epoch of their queues)."""
-        q, nts = self.q, self.nts
+        and per type the negative queries it starts (a new epoch of their queues).
+
+        States merged across queries (see :func:`_state_classes`) are computed once, by
+        their class's representative: a merged target of negated transitions reads
+        only its representative's queue, and a merged start only its blocked slots, so
+        the other members' queues are not kept and their negative queries (of the same
+        class, with the same matches) signal nothing."""
+        q = self.q
+        qs_c, reps, soff = self.qs_c, self.reps, q["q_soff"]
+        kept: dict[tuple[int, int], int] = {}  # (target class, source class) -> queue
+        nts: list[tuple[int, int, int, int]] = []
+        for qi, src, dst, n in self.nts:
+            if src < 0:  # trailing: the query's own results
+                q["q_nnt"][n] = q["q_trail"][qi] = len(nts)
+                nts.append((qi, src, dst, n))
+            elif reps[qs_c[soff[qi] + dst]] == (qi, dst):
+                kept[(qs_c[soff[qi] + dst], qs_c[src])] = q["q_nnt"][n] = len(nts)
+                nts.append((qi, src, dst, n))
+            else:
+                q["q_nnt"][n] = -1
+        silent = {n for n in range(len(q["q_spec"])) if q["q_nkind"][n] == 2}
+        silent -= {n for *_, n in nts}
+        for qi in range(len(q["q_spec"])):
+            start = soff[qi] + q["q_start"][qi]
+            if q["q_blk"][qi] >= 0 and reps[qs_c[start]] != (qi, q["q_start"][qi]):
+                silent |= {n for _, n, _ in self.negs[start]}
+        # the END classes' queries: plain results (c_end) apart from the signals of
+        # negative queries and the results that wait in a trailing queue (c_sig)
+        ends = [
+            [int(x) for x in self.tables["c_end_q"][a:b]]  # type: ignore[index]
+            for a, b in itertools.pairwise(self.tables["c_end_ptr"].tolist())  # type: ignore[attr-defined]
+        ]
+        special = [
+            qi for qi in range(len(q["q_spec"])) if q["q_nkind"][qi] >= 0 or q["q_trail"][qi] >= 0
+        ]
+        self.tables["c_end_ptr"], self.tables["c_end_q"] = _csr(
+            [[x for x in row if x not in special] for row in ends]
+        )
+        c_sig_ptr, c_sig = _csr(
+            [[x for x in row if x in special and x not in silent] for row in ends]
+        )
         off = 0
         for qi in range(len(q["q_spec"])):
             if q["q_blk"][qi] >= 0:
@@ -644,22 +701,38 @@ class _Lowering:
         )
         self.widths.update(widths)
         self.widths["nq"] *= 4
-        c_nt: list[list[int]] = [[] for _ in self.reps]
-        reads: dict[tuple[int, int], int] = {}  # (target state, source state) -> queue
-        for i, (qi, src, dst, _) in enumerate(nts):
+        c_nt: list[list[int]] = [[] for _ in reps]
+        for i, (_, src, _, _) in enumerate(nts):
             if src >= 0:
-                c_nt[self.qs_c[src]].append(i)
-                reads[(q["q_soff"][qi] + dst, src - q["q_soff"][qi])] = i
-        pred_nt = [reads.get((gs, src), -1) for gs, srcs in enumerate(self.preds) for src in srcs]
+                c_nt[qs_c[src]].append(i)
+        # a negated transition is read from its queue, apart from the other predecessors
+        owner = [qi for qi in range(len(q["q_spec"])) for _ in range(q["q_S"][qi])]
+        negated = {(gs, x) for gs, items in self.negs.items() for x, _, _ in items if x >= 0}
+        self.plain_preds = [
+            [src for src in srcs if (gs, src) not in negated] for gs, srcs in enumerate(self.preds)
+        ]
+        npreds = [
+            [src for src in srcs if (gs, src) in negated] for gs, srcs in enumerate(self.preds)
+        ]
+        npred_ptr, npred_src = _csr(npreds)
+        _, npred_nt = _csr(
+            [
+                [kept[(qs_c[gs], qs_c[soff[owner[gs]] + src])] for src in srcs]
+                for gs, srcs in enumerate(npreds)
+            ]
+        )
         c_nt_ptr, c_nt_flat = _csr(c_nt)
         ty_ns: list[list[int]] = [[] for _ in range(self.n_types)]
-        for qi in range(len(q["q_spec"])):
-            if q["q_nkind"][qi] >= 0:
-                typ = self.bindings[q["q_soff"][qi] + q["q_start"][qi]][3]
-                ty_ns[self.tcode[typ]].append(qi)
+        for n in sorted({n for *_, n in nts}):  # the epochs that some queue reads
+            typ = self.bindings[soff[n] + q["q_start"][n]][3]
+            ty_ns[self.tcode[typ]].append(n)
         ty_ns_ptr, ty_ns_flat = _csr(ty_ns)
         self.tables.update(
-            pred_nt=_i64(pred_nt),
+            npred_ptr=npred_ptr,
+            npred_src=npred_src,
+            npred_nt=npred_nt,
+            c_sig_ptr=c_sig_ptr,
+            c_sig=c_sig,
             c_nt_ptr=c_nt_ptr,
             c_nt=c_nt_flat,
             nt_q=_i64(nt_q),
@@ -818,7 +891,7 @@ class _Lowering:
         )
 
     def lowered(self) -> Lowered:
-        pred_ptr, pred_src = _csr(self.preds)
+        pred_ptr, pred_src = _csr(self.plain_preds)  # (negated ones: npred_*)
         cnt_ptr, cnt_reg = _csr(self.cnt)
         sum_ptr, sum_reg = _csr([[r for r, _ in row] for row in self.sums])
         _, sum_w = _csr([[w for _, w in row] for row in self.sums])
