@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-edge bench-spark check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-edge bench-spark check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -46,6 +46,11 @@ bench-kernel: $(VENV)/.bench
 # predicates, times, NEXT and NOT (~6 min)
 bench-axes: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_axes.py
+
+# issue #15's varied workload (four window specs, thresholds per query, GROUP-BY
+# T.district, ms times, 2,000 drivers; NOT and NEXT variants), 5M events (~17 min)
+bench-varied: $(VENV)/.bench
+	$(BIN)/python benchmarks/kernel_varied.py
 
 bench-edge: $(VENV)/.bench
 	$(BIN)/python benchmarks/edge_index.py

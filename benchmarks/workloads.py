@@ -85,3 +85,43 @@ def axis_workload(
             f"WHERE {where}{grouping} {windows[i % len(windows)]};"
         )
     return "\n".join(lines)
+
+
+VARIED_WINDOWS = (
+    "WITHIN 10 min SLIDE 1 min",
+    "WITHIN 15 min SLIDE 1 min",
+    "WITHIN 20 min SLIDE 5 min",
+    "WITHIN 10 min SLIDE 5 min",
+)
+
+
+def varied_workload(k: int, variant: str = "none") -> str:
+    """k queries of :func:`sharing_workload`'s patterns as a user would vary them (issue
+    #15's headline): four window specs (query i takes the (i mod 4)-th of
+    :data:`VARIED_WINDOWS`), a speed threshold and a zone of its own per query
+    (``T.speed > ..`` and ``T.zone != 'z..'``), ``GROUP-BY T.district`` (qualified:
+    the travel legs' district). ``variant``: ``none``; ``not`` (every third query
+    with ``NOT Accident`` before its travel legs); ``next-not`` (every third query,
+    alternately with ``T.speed < NEXT(T).speed`` and with the NOT).
+    """
+    if variant not in ("none", "not", "next-not"):
+        raise ValueError(f"unknown variant {variant!r}")
+    lines = []
+    for i, line in enumerate(sharing_workload(k).splitlines()):
+        pattern = line[line.index("PATTERN ") + 8 : line.index(" WHERE")]
+        where = f"[driver] AND T.speed > {10 + 5 * (i % 8)} AND T.zone != 'z{(3 * i) % 8}'"
+        third = i % 3 == 2
+        if third and (variant == "not" or (variant == "next-not" and i % 6 == 5)):
+            if pattern.startswith("SEQ(Travel"):
+                pattern = pattern.replace(
+                    "SEQ(Travel T+", "SEQ(Request R, NOT Accident C, Travel T+"
+                )
+            else:
+                pattern = pattern.replace(" P, Travel T+", " P, NOT Accident C, Travel T+")
+        elif third and variant == "next-not":
+            where += " AND T.speed < NEXT(T).speed"
+        lines.append(
+            f"q{i + 1}: RETURN T.district, COUNT(*), SUM(T.duration) PATTERN {pattern} "
+            f"WHERE {where} GROUP-BY T.district {VARIED_WINDOWS[i % len(VARIED_WINDOWS)]};"
+        )
+    return "\n".join(lines)
