@@ -118,13 +118,21 @@ def _add_class(prog, st, q, c, inst, k, vec, vext):  # type: ignore[no-untyped-d
     if st.keys[inst, prog.c_koff[c] + slot] != k:
         return
     base = prog.c_toff[c] + slot * A * L
+    ebase = prog.c_eoff[c] + slot * M
+    _read_block(st.tot[inst], st.ext[inst], base, ebase, vec, vext, A, M, prog.q_nmin[q], P)
+
+
+@njit(**JIT_INLINE)
+def _read_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
+    """vec += add[base:] (A registers of L lanes, modulo P); vext takes the better of its
+    M extremes and ext[ebase:]'s (the first nmin minima). (See _add_block: the other way.)"""
+    L = P.shape[0]
     for r in range(0, A * L, L):
         for lane in range(L):
-            vec[r + lane] = _addmod(vec[r + lane], st.tot[inst, base + r + lane], P[lane])
-    ebase = prog.c_eoff[c] + slot * M
+            vec[r + lane] = _addmod(vec[r + lane], add[base + r + lane], P[lane])
     for r in range(M):
-        v = st.ext[inst, ebase + r]
-        if not np.isnan(v) and _better(v, vext[r], r < prog.q_nmin[q]):
+        v = ext[ebase + r]
+        if not np.isnan(v) and _better(v, vext[r], r < nmin):
             vext[r] = v
 
 
@@ -236,14 +244,8 @@ def _add_queue(prog, st, nt, inst, k, vec, vext):  # type: ignore[no-untyped-def
     if st.nq[inst, 4 * (prog.nt_koff[nt] + slot)] != k:
         return
     base = prog.nt_aoff[nt] + slot * A * L
-    for r in range(0, A * L, L):
-        for lane in range(L):
-            vec[r + lane] = _addmod(vec[r + lane], st.nqa[inst, base + r + lane], P[lane])
     ebase = prog.nt_eoff[nt] + slot * M
-    for r in range(M):
-        v = st.nqe[inst, ebase + r]
-        if not np.isnan(v) and _better(v, vext[r], r < prog.q_nmin[q]):
-            vext[r] = v
+    _read_block(st.nqa[inst], st.nqe[inst], base, ebase, vec, vext, A, M, prog.q_nmin[q], P)
 
 
 @njit(**JIT_INLINE)
@@ -286,27 +288,38 @@ def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped
     if tail >= 0 and st.ptg[tail] >= st.nstart[inst, prog.nt_neg[nt]]:
         e = tail
     else:
-        e = st.pool[0]
+        e = _nq_entry(st, inst, h, tg)
         if e < 0:  # the pool is full: the executor runs the chunk again with a larger one
-            st.pool[1] = 1
             return
-        st.pool[0] = st.pnext[e]
-        st.pnext[e] = -1
-        st.ptg[e] = tg
         for r in range(A * L):
             st.padd[e, r] = 0
         for r in range(M):
             st.pext[e, r] = np.nan
-        if tail >= 0:
-            st.pnext[tail] = e
-        else:
-            st.nq[inst, h + 1] = e
-        st.nq[inst, h + 2] = e
-        st.nq[inst, h + 3] += 1
-        st.pool[2] += 1
-        if st.pool[2] > st.pool[3]:
-            st.pool[3] = st.pool[2]
     _add_block(st.padd[e], st.pext[e], 0, 0, vec, vext, A, M, nmin, P)
+
+
+@njit(**JIT_INLINE)
+def _nq_entry(st, inst, h, tg):  # type: ignore[no-untyped-def]
+    """A new last entry (of time group tg) for the queue with header h of instance inst,
+    from the pool; -1 (and the pool marked full) when there is none left."""
+    e = st.pool[0]
+    if e < 0:
+        st.pool[1] = 1
+        return -1
+    st.pool[0] = st.pnext[e]
+    st.pnext[e] = -1
+    st.ptg[e] = tg
+    tail = st.nq[inst, h + 2]
+    if tail >= 0:
+        st.pnext[tail] = e
+    else:
+        st.nq[inst, h + 1] = e
+    st.nq[inst, h + 2] = e
+    st.nq[inst, h + 3] += 1
+    st.pool[2] += 1
+    if st.pool[2] > st.pool[3]:
+        st.pool[3] = st.pool[2]
+    return e
 
 
 @njit(**JIT_INLINE)
@@ -1008,27 +1021,13 @@ def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
         st.nq[new, h + 3] = 0
         e = st.nq[parent, h + 1]
         while e >= 0:
-            c = st.pool[0]
+            c = _nq_entry(st, new, h, st.ptg[e])
             if c < 0:  # the pool is full: the chunk runs again with a larger one
-                st.pool[1] = 1
                 return
-            st.pool[0] = st.pnext[c]
-            st.pnext[c] = -1
-            st.ptg[c] = st.ptg[e]
             for r in range(st.padd.shape[1]):
                 st.padd[c, r] = st.padd[e, r]
             for r in range(st.pext.shape[1]):
                 st.pext[c, r] = st.pext[e, r]
-            tail = st.nq[new, h + 2]
-            if tail >= 0:
-                st.pnext[tail] = c
-            else:
-                st.nq[new, h + 1] = c
-            st.nq[new, h + 2] = c
-            st.nq[new, h + 3] += 1
-            st.pool[2] += 1
-            if st.pool[2] > st.pool[3]:
-                st.pool[3] = st.pool[2]
             e = st.pnext[e]
 
 
