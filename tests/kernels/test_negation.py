@@ -139,25 +139,6 @@ def _stream(spec: str, **attrs: Any) -> list[dict[str, object]]:
     return out
 
 
-SEMANTICS_STREAM = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
-
-
-@pytest.mark.parametrize(
-    ("pattern", "count"),
-    [
-        ("(SEQ(A+, B))+", 43),
-        ("(SEQ(A+, NOT SEQ(C, NOT E, D), B))+", 13),
-        ("SEQ(A+, NOT E)", 14),
-        ("SEQ(NOT E, A+)", 12),
-    ],
-)
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_the_worked_examples_of_semantics(strategy: str, pattern: str, count: int) -> None:
-    text = f"RETURN COUNT(*) PATTERN {pattern} WITHIN 20 s"
-    (row,) = _run(text, _stream(SEMANTICS_STREAM), strategy)
-    assert row.values == {"COUNT(*)": count}
-
-
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_a_between_not_prunes_minimum_and_maximum_as_well(strategy: str) -> None:
     """a1 (x=1) and a5 (x=9) precede b8; d3 lies between a1 and b8 only: the trend

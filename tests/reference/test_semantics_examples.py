@@ -6,7 +6,7 @@ import pytest
 
 from helpers import run_text, stream, values_of
 
-STRATEGIES = ["greta", "twostep"]
+STRATEGIES = ["greta", "hamlet", "hamlet-static", "twostep"]  # (NOT included: compiled)
 STREAM_11 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
 
 
