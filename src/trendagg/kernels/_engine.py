@@ -228,8 +228,10 @@ def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-
 # A queue (negated transition or trailing results, see program.negations) per instance
 # and window slot: four words in st.nq (window, first entry, last entry, entries), its
 # running total in st.nqa/st.nqe, entries in the pool (pnext, ptg: the time group of the
-# entry's first vertex, padd, pext); st.pool: free list, overflow flag, entries in use,
-# most in use. The functions are not inlined: only workloads with a NOT call them.
+# entry's first vertex, padd, pext); st.pool: free list, full (1), entries in use, most
+# in use. Only a kernel compiled for a NOT (NEGATING) holds calls to them; the ones on
+# the per-vertex path (_add_queue, _nq_append) are inlined, the others (_signal, once
+# per match; _fold_trailing, once per window close) are functions of their own.
 
 
 @njit(**JIT_INLINE)
