@@ -251,13 +251,15 @@ def _add_queue(prog, st, nt, inst, k, vec, vext):  # type: ignore[no-untyped-def
 
 
 @njit(**JIT_INLINE)
-def _nq_release(st, inst, h):  # type: ignore[no-untyped-def]
-    """Return the entries of the queue with header h to the pool."""
+def _nq_reset(st, inst, h, k):  # type: ignore[no-untyped-def]
+    """Return the entries of the queue with header h to the pool; the slot then holds
+    window k, empty (SENT: no window)."""
     head = st.nq[inst, h + 1]
     if head >= 0:
         st.pnext[st.nq[inst, h + 2]] = st.pool[0]
         st.pool[0] = head
         st.pool[2] -= st.nq[inst, h + 3]
+    st.nq[inst, h] = k
     st.nq[inst, h + 1] = -1
     st.nq[inst, h + 2] = -1
     st.nq[inst, h + 3] = 0
@@ -279,8 +281,7 @@ def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped
     base = prog.nt_aoff[nt] + slot * A * L
     ebase = prog.nt_eoff[nt] + slot * M
     if st.nq[inst, h] != k:
-        _nq_release(st, inst, h)
-        st.nq[inst, h] = k
+        _nq_reset(st, inst, h, k)
         for r in range(A * L):
             st.nqa[inst, base + r] = 0
         for r in range(M):
@@ -420,8 +421,7 @@ def _fold_trailing(prog, st, sc, sp, upto):  # type: ignore[no-untyped-def]
                     gi = st.inst_ginst[inst, prog.q_gsel[q]]
                     if gi >= 0:  # (a template has no group, and no trends)
                         _add_result(prog, st, q, gi, k, sc.vec, sc.vext)
-                _nq_release(st, inst, h)
-                st.nq[inst, h] = SENT
+                _nq_reset(st, inst, h, SENT)
 
 
 @njit(**JIT_OPTIONS)
@@ -430,9 +430,7 @@ def release_rows(prog, st, rows):  # type: ignore[no-untyped-def]
     for inst in rows:
         for nt in range(prog.nt_q.shape[0]):
             for slot in range(prog.nt_NS[nt]):
-                h = 4 * (prog.nt_koff[nt] + slot)
-                _nq_release(st, inst, h)
-                st.nq[inst, h] = SENT
+                _nq_reset(st, inst, 4 * (prog.nt_koff[nt] + slot), SENT)
 
 
 @njit(**JIT_INLINE)

@@ -495,15 +495,13 @@ class _Lowering:
         q = self.q
         states = self.state_names[qi]
         if neg.kind == "leading":
-            q["q_blk"][qi] = 1  # laid out in classes()
+            q["q_blk"][qi] = 1  # laid out in negation_tables()
             start = q["q_soff"][qi] + states.index(template.start)
             self.negs.setdefault(start, []).append((-1, n, q["q_end"][n]))
-        elif neg.kind == "trailing":
-            q["q_nnt"][n] = q["q_trail"][qi] = len(self.nts)
+        elif neg.kind == "trailing":  # (queues numbered in negation_tables())
             self.nts.append((qi, -1, -1, n))
         else:
             t = next(t for t in template.transitions if t.negation == i)
-            q["q_nnt"][n] = len(self.nts)
             src, dst = states.index(t.src), states.index(t.dst)
             self.nts.append((qi, q["q_soff"][qi] + src, dst, n))
             self.negs.setdefault(q["q_soff"][qi] + dst, []).append((src, n, q["q_end"][n]))
