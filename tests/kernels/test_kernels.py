@@ -530,6 +530,7 @@ from helpers import canon
 from test_ranked_values import ranked_workloads
 from test_kernels import qualified_workloads
 from test_negation import negation_workloads
+from test_next import next_workloads
 
 def equal_twostep(cases, n):
     @settings(max_examples=n, deadline=None, database=None)
@@ -546,6 +547,7 @@ equal_twostep(st.booleans().flatmap(lambda decimals: workloads(decimals=decimals
 equal_twostep(st.sampled_from(["big", "words"]).flatmap(ranked_workloads), 15)
 equal_twostep(qualified_workloads(), 10)
 equal_twostep(negation_workloads(), 25)
+equal_twostep(next_workloads(), 25)
 text, records, count, total = _exact_case(120)
 for strategy in STRATEGIES:
     rows = _run(text, records, strategy)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 
@@ -36,3 +39,17 @@ class ResultRow:
     values: dict[str, object] = field(default_factory=dict)
     registers: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
     window: int | None = field(default=None, compare=False, repr=False)
+
+
+@contextmanager
+def making_rows() -> Iterator[None]:
+    """No garbage collection while result rows (or their cells) are made by the hundred
+    thousand: they hold no cycles, and the collections that so many new objects set off
+    scan every object alive (0.33 s of 0.84 s writing 180,472 rows as CSV)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

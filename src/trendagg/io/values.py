@@ -58,6 +58,9 @@ def exact_int(text: str) -> int:
     return exact_int(digits[:-half]) * scale + exact_int(digits[-half:])
 
 
+_SMALL = 10**18  # ints whose digits int.__repr__ always gives
+
+
 def int_text(value: int) -> str:
     """Return the exact decimal digits of an integer of any size (below the interpreter's
     digit limit, by halves recombined above it)."""
@@ -228,6 +231,13 @@ def type_text(value: object) -> str | None:
 
 def cell_text(value: object) -> str:
     """A value as CSV/table text: ints exact, floats by repr, None empty."""
+    kind = type(value)  # (the common kinds first, by type: a result has many cells)
+    if kind is str:
+        return value  # type: ignore[return-value]
+    if kind is int:
+        return int.__repr__(value) if -_SMALL < value < _SMALL else int_text(value)  # type: ignore[operator]
+    if kind is float:
+        return float.__repr__(value)  # type: ignore[arg-type]
     if value is None:
         return ""
     if isinstance(value, str):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from trendagg.errors import InputError
 from trendagg.io.formats import result_format
 from trendagg.io.output import open_output
-from trendagg.io.results import ResultRow
+from trendagg.io.results import ResultRow, making_rows
 from trendagg.io.values import cell_text, int_text, json_text
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ def write_results(
         return count
     rows = list(rows)
     if kind == "csv":
-        with open_output(path, stream) as out:
+        with open_output(path, stream) as out, making_rows():
             writer = csv.writer(out, lineterminator="\n")
             header, cells = _table_cells(rows)
             writer.writerow(header)
-            writer.writerows([cell_text(value) for value in line] for line in cells)
+            writer.writerows(list(map(cell_text, line)) for line in cells)
         return len(rows)
     if path is None:
         raise InputError("Parquet results need a file: pass an output path ending in .parquet")
@@ -103,9 +103,13 @@ def result_columns(rows: Sequence[ResultRow]) -> tuple[list[str], list[str], lis
     """Group keys, value names (first-appearance order) and the column header."""
     group_keys: dict[str, None] = {}
     value_names: dict[str, None] = {}
+    seen: set[tuple[str, ...]] = set()
     for row in rows:
-        group_keys.update(dict.fromkeys(row.group))
-        value_names.update(dict.fromkeys(row.values))
+        names = (*row.group, "", *row.values)  # ("": no key or name is empty)
+        if names not in seen:  # (rows of one query: one set of names)
+            seen.add(names)
+            group_keys.update(dict.fromkeys(row.group))
+            value_names.update(dict.fromkeys(row.values))
     header = list(_FIXED)
     for key in group_keys:
         header.append(f"group.{key}" if key in header else key)
@@ -117,13 +121,9 @@ def result_columns(rows: Sequence[ResultRow]) -> tuple[list[str], list[str], lis
 def _table_cells(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[object]]]:
     group_keys, value_names, header = result_columns(rows)
     cells = [
-        [
-            row.query,
-            row.window_start,
-            row.window_end,
-            *(row.group.get(key) for key in group_keys),
-            *(row.values.get(name) for name in value_names),
-        ]
+        [row.query, row.window_start, row.window_end]
+        + list(map(row.group.get, group_keys))
+        + list(map(row.values.get, value_names))
         for row in rows
     ]
     return header, cells

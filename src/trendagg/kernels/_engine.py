@@ -15,8 +15,15 @@ one of its END vertices is inserted it signals its parent (``_signal``): a
 leading NOT blocks the parent's trend starts in that window, a trailing one
 drops the parent's queued results of that window that end before the start,
 one between Pi and Pj drops the vertices of end(Pi) older than the start from
-the queue that start(Pj) reads. Workloads without a NOT run a ``run_chunk``
-compiled without that code (``NEGATING``).
+the queue that start(Pj) reads.
+
+NEXT conditions (SEMANTICS, Predicates): a transition with conditions reads the
+log of its source class, a queue with one entry per vertex that keeps the
+values the conditions read on it, and tests each entry against the new event
+with the transition's stack program (``_holds``, :mod:`trendagg.kernels.edges`);
+a guard (a condition on the next event alone) that fails leaves an event only
+its start. Workloads without a NOT or a NEXT condition run a ``run_chunk``
+compiled without the code of queues (``QUEUES``).
 
 An event is processed in its partition instance (``pid``) and, for a
 partitioning with qualified attributes, in every instance that agrees with it
@@ -62,16 +69,17 @@ from trendagg.kernels._rns import mulmod
 SENT = -(2**62)  # an empty window slot
 
 
-def NEGATING(st):  # type: ignore[no-untyped-def]  # noqa: N802 (a constant where compiled)
-    """True when the workload has a NOT: ``st.neg`` is one-dimensional then, two-dimensional
-    if not. Compiled, this is a constant of the state's type: ``run_chunk`` is compiled
-    once per case, and without negation no code of it remains (its hooks on the per-event
-    path cost every workload 25-35% of run_chunk's time when they were tested at run time)."""
+def QUEUES(st):  # type: ignore[no-untyped-def]  # noqa: N802 (a constant where compiled)
+    """True when the workload has a NOT or a NEXT condition (queues of vertices):
+    ``st.neg`` is one-dimensional then, two-dimensional if not. Compiled, this is a
+    constant of the state's type: ``run_chunk`` is compiled once per case, and without
+    queues no code of them remains (their hooks on the per-event path cost every
+    workload 25-35% of run_chunk's time when they were tested at run time)."""
     return st.neg.ndim == 1
 
 
-@overload(NEGATING, jit_options=JIT_INLINE)
-def _negating_typed(st):  # type: ignore[no-untyped-def]
+@overload(QUEUES, jit_options=JIT_INLINE)
+def _queues_typed(st):  # type: ignore[no-untyped-def]
     flag = dict(zip(st.fields, st.types, strict=True))["neg"].ndim == 1
     return (lambda st: True) if flag else (lambda st: False)
 
@@ -136,12 +144,17 @@ def _read_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignor
             vext[r] = v
 
 
+NO_PREDECESSORS = -2  # _gather's skip: only the start (a guard failed)
+
+
 @njit(**JIT_INLINE)
-def _gather(prog, st, q, s, inst, k, tgv, vec, vext, skip):  # type: ignore[no-untyped-def]
-    """vec/vext = start + registers entering state s of query q in window k, for a vertex
-    of time group tgv, but for the predecessor state ``skip`` (-1: none); True if any
-    trend. A leading NOT's match in window k that ended before tgv blocks the start; a
-    negated transition is read from its queue."""
+def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip):  # type: ignore[no-untyped-def]
+    """vec/vext = start + registers entering state s of query q in window k, for event e
+    (-1: a burst's, which has no NEXT conditions) of time group tgv, but for the
+    predecessor state ``skip`` (-1: none; NO_PREDECESSORS: all); True if any trend. A
+    leading NOT's match in window k that ended before tgv blocks the start; a negated
+    transition is read from its queue; a transition with NEXT conditions from the log
+    of its source, vertex by vertex."""
     L = st.P.shape[0]
     A = prog.q_A[q]
     M = prog.q_M[q]
@@ -150,18 +163,35 @@ def _gather(prog, st, q, s, inst, k, tgv, vec, vext, skip):  # type: ignore[no-u
     for r in range(M):
         vext[r] = np.nan
     if s == prog.q_start[q] and not (
-        NEGATING(st) and prog.q_blk[q] >= 0 and _blocked(prog, st, q, inst, k, tgv)
+        QUEUES(st) and prog.q_blk[q] >= 0 and _blocked(prog, st, q, inst, k, tgv)
     ):
         for lane in range(L):
             vec[lane] = 1
     gs = prog.q_soff[q] + s
-    for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
-        src = prog.pred_src[j]
-        if src != skip:
-            _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
-    if NEGATING(st):  # negated transitions (never the burst's own loop): their queues
-        for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
-            _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
+    if skip != NO_PREDECESSORS:
+        for j in range(prog.pred_ptr[gs], prog.pred_ptr[gs + 1]):
+            src = prog.pred_src[j]
+            if src != skip:
+                _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
+        if QUEUES(st):  # negated transitions (never the burst's own loop): their queues
+            for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
+                _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
+            if e >= 0:
+                for j in range(prog.epred_ptr[gs], prog.epred_ptr[gs + 1]):
+                    _add_log(
+                        prog,
+                        st,
+                        ev,
+                        sc,
+                        q,
+                        prog.epred_nt[j],
+                        prog.epred_pr[j],
+                        inst,
+                        k,
+                        e,
+                        vec,
+                        vext,
+                    )
     for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
         if vec[lane] != 0:
             return True
@@ -204,10 +234,11 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
-    """Add a new vertex (time group tg) to its state class's window total, to the queues of
-    negated transitions from it, and to the results of every query whose END is in that
-    class (or signal the parent of a negative query)."""
+def _insert(prog, st, ev, q, s, inst, k, tg, e, vec, vext):  # type: ignore[no-untyped-def]
+    """Add a new vertex (event e, time group tg) to its state class's window total, to the
+    queues of negated transitions and the logs of NEXT conditions from it, and to the
+    results of every query whose END is in that class (or signal the parent of a
+    negative query)."""
     L = st.P.shape[0]
     P = st.P
     A = prog.q_A[q]
@@ -218,10 +249,10 @@ def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-
     base = prog.c_toff[c] + slot * A * L
     ebase = prog.c_eoff[c] + slot * M
     _add_block(st.tot[inst], st.ext[inst], base, ebase, vec, vext, A, M, nmin, P)
-    if NEGATING(st):
+    if QUEUES(st):
         for j in range(prog.c_nt_ptr[c], prog.c_nt_ptr[c + 1]):
-            _nq_append(prog, st, prog.c_nt[j], inst, k, tg, vec, vext)
-    _end_results(prog, st, c, inst, k, tg, vec, vext)
+            _nq_append(prog, st, ev, prog.c_nt[j], inst, k, tg, e, vec, vext)
+    _end_results(prog, st, ev, c, inst, k, tg, vec, vext)
 
 
 # ----------------------------------------------------------------------------- negation
@@ -229,7 +260,7 @@ def _insert(prog, st, q, s, inst, k, tg, vec, vext):  # type: ignore[no-untyped-
 # and window slot: four words in st.nq (window, first entry, last entry, entries), its
 # running total in st.nqa/st.nqe, entries in the pool (pnext, ptg: the time group of the
 # entry's first vertex, padd, pext); st.pool: free list, full (1), entries in use, most
-# in use. Only a kernel compiled for a NOT (NEGATING) holds calls to them; the ones on
+# in use. Only a kernel compiled for a NOT (QUEUES) holds calls to them; the ones on
 # the per-vertex path (_add_queue, _nq_append) are inlined, the others (_signal, once
 # per match; _fold_trailing, once per window close) are functions of their own.
 
@@ -266,10 +297,12 @@ def _nq_reset(st, inst, h, k):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
+def _nq_append(prog, st, ev, nt, inst, k, tg, e, vec, vext):  # type: ignore[no-untyped-def]
     """Add a vertex (or a burst's vertices) of time group tg to queue nt in window k: into
     its last entry when no event that starts the negative query came since that entry
-    began (a match's start never falls inside an entry), else as a new entry."""
+    began (a match's start never falls inside an entry), else as a new entry. A log
+    (of NEXT conditions) has an entry per vertex, with the values of event e that the
+    conditions read."""
     L = st.P.shape[0]
     P = st.P
     q = prog.nt_q[nt]
@@ -288,17 +321,23 @@ def _nq_append(prog, st, nt, inst, k, tg, vec, vext):  # type: ignore[no-untyped
             st.nqe[inst, ebase + r] = np.nan
     _add_block(st.nqa[inst], st.nqe[inst], base, ebase, vec, vext, A, M, nmin, P)
     tail = st.nq[inst, h + 2]
-    if tail >= 0 and st.ptg[tail] >= st.nstart[inst, prog.nt_neg[nt]]:
-        e = tail
+    log = prog.nt_log[nt]
+    if not log and tail >= 0 and st.ptg[tail] >= st.nstart[inst, prog.nt_neg[nt]]:
+        entry = tail
     else:
-        e = _nq_entry(st, inst, h, tg)
-        if e < 0:  # the pool is full: the executor runs the chunk again with a larger one
+        entry = _nq_entry(st, inst, h, tg)
+        if entry < 0:  # the pool is full: the executor runs the chunk again with a larger one
             return
         for r in range(A * L):
-            st.padd[e, r] = 0
+            st.padd[entry, r] = 0
         for r in range(M):
-            st.pext[e, r] = np.nan
-    _add_block(st.padd[e], st.pext[e], 0, 0, vec, vext, A, M, nmin, P)
+            st.pext[entry, r] = np.nan
+        if log:
+            a = prog.nt_col_ptr[nt]
+            for j in range(a, prog.nt_col_ptr[nt + 1]):
+                st.pkey[entry, j - a] = ev.xv[prog.nt_col[j], e]
+                st.pknd[entry, j - a] = ev.xk[prog.nt_col[j], e]
+    _add_block(st.padd[entry], st.pext[entry], 0, 0, vec, vext, A, M, nmin, P)
 
 
 @njit(**JIT_INLINE)
@@ -363,6 +402,139 @@ def _nq_advance(prog, st, nt, inst, slot, ms):  # type: ignore[no-untyped-def]
             if not np.isnan(v) and _better(v, st.nqe[inst, ebase + r], r < nmin):
                 st.nqe[inst, ebase + r] = v
         e = st.pnext[e]
+
+
+# ----------------------------------------------------------------------------- NEXT
+# A transition with NEXT conditions reads the log of its source (a queue whose entries
+# are single vertices with the values the conditions read, see _nq_append) and tests
+# each entry with the transition's stack program (trendagg.kernels.edges).
+
+
+@njit(**JIT_INLINE)
+def _add_log(prog, st, ev, sc, q, nt, pr, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext += the registers of the vertices of log nt in window k for which program
+    pr holds with event e as the next event."""
+    P = st.P
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    h = 4 * (prog.nt_koff[nt] + k % prog.nt_NS[nt])
+    if st.nq[inst, h] != k:
+        return
+    entry = st.nq[inst, h + 1]
+    while entry >= 0:
+        if _holds(prog, st, ev, sc, pr, entry, e):
+            _read_block(st.padd[entry], st.pext[entry], 0, 0, vec, vext, A, M, nmin, P)
+        entry = st.pnext[entry]
+
+
+@njit(**JIT_OPTIONS)
+def _holds(prog, st, ev, sc, pr, entry, e):  # type: ignore[no-untyped-def]
+    """True when program pr holds for the logged vertex ``entry`` (x; -1 for a guard,
+    which reads none) and event e (y), with the value rules of trendagg.plan.predicates
+    (see trendagg.kernels.edges for the kinds and opcodes)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    sk = sc.sk
+    sv = sc.sv
+    top = 0
+    for i in range(prog.pr_ptr[pr], prog.pr_ptr[pr + 1], 2):
+        op = prog.pr_code[i]
+        arg = prog.pr_code[i + 1]
+        if op == 0:  # PUSH_X
+            sk[top] = st.pknd[entry, arg]
+            sv[top] = st.pkey[entry, arg]
+            top += 1
+        elif op == 1:  # PUSH_Y
+            sk[top] = ev.xk[arg, e]
+            sv[top] = ev.xv[arg, e]
+            top += 1
+        elif op == 2:  # PUSH_CONST
+            sk[top] = prog.pr_ck[arg]
+            sv[top] = prog.pr_cv[arg]
+            top += 1
+        elif op == 3:  # NEGATE
+            if sk[top - 1] == 1 or sk[top - 1] == 2:
+                sv[top - 1] = -sv[top - 1]
+            else:
+                sk[top - 1] = 0
+        elif op <= 8:  # ADD SUB MUL DIV MOD: numbers only; x / 0 and x % 0 are undefined
+            top -= 1
+            ka = sk[top - 1]
+            kb = sk[top]
+            a = sv[top - 1]
+            b = sv[top]
+            if not (ka == 1 or ka == 2) or not (kb == 1 or kb == 2):
+                sk[top - 1] = 0
+                continue
+            ints = ka == 1 and kb == 1
+            if op == 4:
+                r = a + b
+            elif op == 5:
+                r = a - b
+            elif op == 6:
+                r = a * b
+            elif b == 0:
+                sk[top - 1] = 0
+                continue
+            elif op == 7:
+                r = a / b
+                ints = False
+            else:  # Python's modulo: the sign of the divisor
+                r = np.fmod(a, b)
+                if r != 0 and (b < 0) != (r < 0):
+                    r += b
+            if ints and abs(r) >= 2.0**53:  # no longer exact: the executor stops the run
+                st.eflag[0] = 1
+                st.eflag[1] = pr
+                sk[top - 1] = 0
+                continue
+            sk[top - 1] = 1 if ints else 2
+            sv[top - 1] = r
+        elif op == 9:  # COMPARE: = != < <= > >=
+            top -= 1
+            ka = sk[top - 1]
+            kb = sk[top]
+            a = sv[top - 1]
+            b = sv[top]
+            if ka == 0 or kb == 0:
+                res = False
+            elif (ka == 1 or ka == 2) and (kb == 1 or kb == 2):
+                res = _compare(arg, a, b)
+            elif ka == 3 and kb == 3:
+                if arg <= 1:
+                    res = (a == b) == (arg == 0)
+                else:
+                    res = _compare(arg, ev.wrank[np.int64(a)], ev.wrank[np.int64(b)])
+            else:  # a number and a word, or anything else: only unequal
+                res = arg == 1
+            sk[top - 1] = 5
+            sv[top - 1] = 1.0 if res else 0.0
+        else:  # ALL / ANY of the top arg booleans
+            res = op == 10
+            for j in range(top - arg, top):
+                res = (res and sv[j] != 0) if op == 10 else (res or sv[j] != 0)
+            top -= arg - 1
+            sk[top - 1] = 5
+            sv[top - 1] = 1.0 if res else 0.0
+    return sv[0] != 0
+
+
+@njit(**JIT_INLINE)
+def _compare(c, a, b):  # type: ignore[no-untyped-def]
+    if c == 0:
+        return a == b
+    if c == 1:
+        return a != b
+    if c == 2:
+        return a < b
+    if c == 3:
+        return a <= b
+    if c == 4:
+        return a > b
+    return a >= b
 
 
 @njit(**JIT_OPTIONS)
@@ -449,18 +621,18 @@ def _add_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore
 
 
 @njit(**JIT_INLINE)
-def _end_results(prog, st, c, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
+def _end_results(prog, st, ev, c, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
     for j in range(prog.c_end_ptr[c], prog.c_end_ptr[c + 1]):
         eq = prog.c_end_q[j]
         gi = st.inst_ginst[inst, prog.q_gsel[eq]]
         _add_result(prog, st, eq, gi, k, vec, vext)
-    if NEGATING(st):
+    if QUEUES(st):
         for j in range(prog.c_sig_ptr[c], prog.c_sig_ptr[c + 1]):
             eq = prog.c_sig[j]
             if prog.q_nkind[eq] >= 0:  # a match of a negative query (latest start in vext)
                 _signal(prog, st, eq, inst, k, tg, vext[0])
             else:  # results that a trailing NOT may still drop
-                _nq_append(prog, st, prog.q_trail[eq], inst, k, tg, vec, vext)
+                _nq_append(prog, st, ev, prog.q_trail[eq], inst, k, tg, -1, vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -679,7 +851,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
         cls = prog.qs_c[gs]
         for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
             slot = _claim(prog, st, cls, inst, k)
-            _gather(prog, st, q, s, inst, k, tgf, x, xe, s)  # X: start + E's other predecessors
+            _gather(prog, st, ev, sc, q, s, inst, k, -1, tgf, x, xe, s)  # X: start + E's others
             tbase = prog.c_toff[cls] + slot * A * L
             any_trend = False
             for lane in range(L):
@@ -718,9 +890,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 if _better(v, cur, reg < nmin):
                     newe[reg] = v
             ends = prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1] or (
-                NEGATING(st) and prog.c_sig_ptr[cls] < prog.c_sig_ptr[cls + 1]
+                QUEUES(st) and prog.c_sig_ptr[cls] < prog.c_sig_ptr[cls + 1]
             )
-            queued = NEGATING(st) and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
+            queued = QUEUES(st) and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
             if ends or queued:
                 # the burst's vertices add up to new - T0 (their extremes are newe: each
                 # extends T0 or X); no event of a negative query falls inside a burst
@@ -731,9 +903,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                         x[i] = _addmod(new[i], P[lane] - st.tot[inst, tbase + i], P[lane])
                 if queued:
                     for rj in range(prog.c_nt_ptr[cls], prog.c_nt_ptr[cls + 1]):
-                        _nq_append(prog, st, prog.c_nt[rj], inst, k, tgf, x, newe)
+                        _nq_append(prog, st, ev, prog.c_nt[rj], inst, k, tgf, -1, x, newe)
                 if ends:
-                    _end_results(prog, st, cls, inst, k, tgf, x, newe)
+                    _end_results(prog, st, ev, cls, inst, k, tgf, x, newe)
             for r in range(A * L):
                 st.tot[inst, tbase + r] = new[r]
             for r in range(M):
@@ -771,7 +943,7 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
                     prog, st, ev, sc, prog.set_q[j], prog.set_s[j], inst, group_end, n_ent
                 )
             group_end = ev.bnext[b, group_end]
-        _insert_all(prog, st, sc, n_ent, tg)
+        _insert_all(prog, st, ev, sc, n_ent, tg)
         e = group_end
 
 
@@ -785,8 +957,13 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
     A = prog.q_A[q]
     M = prog.q_M[q]
     L = st.P.shape[0]
+    skip = -1
+    if QUEUES(st):  # a guard that fails leaves the event only its start
+        pr = prog.g_pr[prog.q_soff[q] + s]
+        if pr >= 0 and not _holds(prog, st, ev, sc, pr, -1, e):
+            skip = NO_PREDECESSORS
     for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-        if not _gather(prog, st, q, s, inst, k, ev.tg[e], sc.vec, sc.vext, -1):
+        if not _gather(prog, st, ev, sc, q, s, inst, k, e, ev.tg[e], sc.vec, sc.vext, skip):
             continue
         _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
         c = prog.qs_c[prog.q_soff[q] + s]
@@ -794,12 +971,13 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
             # no state reads the class (an END without successors): the vertex only adds
             # to results, which nothing reads before they are emitted, so at once and
             # without registers of its own (a seventh of the kernel's time with 50 queries)
-            _end_results(prog, st, c, inst, k, ev.tg[e], sc.vec, sc.vext)
+            _end_results(prog, st, ev, c, inst, k, ev.tg[e], sc.vec, sc.vext)
             continue
         sc.ent[n_ent, 0] = q
         sc.ent[n_ent, 1] = s
         sc.ent[n_ent, 2] = inst
         sc.ent[n_ent, 3] = k
+        sc.ent[n_ent, 4] = e
         for r in range(A * L):
             sc.eadd[n_ent, r] = sc.vec[r]
         for r in range(M):
@@ -809,16 +987,18 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
 
 
 @njit(**JIT_INLINE)
-def _insert_all(prog, st, sc, n_ent, tg):  # type: ignore[no-untyped-def]
+def _insert_all(prog, st, ev, sc, n_ent, tg):  # type: ignore[no-untyped-def]
     for j in range(n_ent):
         _insert(
             prog,
             st,
+            ev,
             sc.ent[j, 0],
             sc.ent[j, 1],
             sc.ent[j, 2],
             sc.ent[j, 3],
             tg,
+            sc.ent[j, 4],
             sc.eadd[j],
             sc.eext[j],
         )
@@ -946,7 +1126,7 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-
     for e in range(i, j):
         ty = ev.types[e]
         if lim[0] >= 0:
-            if NEGATING(st):
+            if QUEUES(st):
                 for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
                     n_q = prog.ty_ns[jn]  # a new epoch in every instance it goes to
                     g = prog.q_part[n_q]
@@ -998,7 +1178,7 @@ def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
         st.mkeys[new, r] = st.mkeys[parent, r]
         st.mcnt[new, r] = st.mcnt[parent, r]
         st.mrep[new, r] = st.mrep[parent, r]
-    if NEGATING(st):
+    if QUEUES(st):
         _copy_negations(st, new, parent)
 
 
@@ -1028,6 +1208,9 @@ def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
                 st.padd[c, r] = st.padd[e, r]
             for r in range(st.pext.shape[1]):
                 st.pext[c, r] = st.pext[e, r]
+            for r in range(st.pkey.shape[1]):
+                st.pkey[c, r] = st.pkey[e, r]
+                st.pknd[c, r] = st.pknd[e, r]
             e = st.pnext[e]
 
 
@@ -1050,7 +1233,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     cp = 0
     others = ev.xinst.shape[0] > 0  # some event is processed in other instances
     trailing = False  # some query's results wait for its trailing NOT
-    if NEGATING(st):
+    if QUEUES(st):
         for q in range(prog.q_trail.shape[0]):
             if prog.q_trail[q] >= 0:
                 trailing = True
@@ -1061,7 +1244,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         j = i
         while j < n and ev.tg[j] == tg:
             j += 1
-        if NEGATING(st) and st.pool[1]:  # a queue found the pool full: nothing is final
+        if QUEUES(st) and st.pool[1]:  # a queue found the pool full: nothing is final
             return 2
         # 1. close the windows that end by this time
         flushed = False
@@ -1084,7 +1267,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
             if not _count_window_events(prog, st, ev, e, lim):
                 return 1
             ty = ev.types[e]
-            if NEGATING(st):
+            if QUEUES(st):
                 for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
                     n_q = prog.ty_ns[jn]  # a new epoch of the queues its matches prune
                     inst = ev.pid[prog.q_part[n_q], e]
@@ -1128,7 +1311,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         if others:
             n_ent = _others(prog, st, ev, sc, i, j, tg, no_lim, n_ent)
         # 4. phase 2: insert; extend bursts
-        _insert_all(prog, st, sc, n_ent, tg)
+        _insert_all(prog, st, ev, sc, n_ent, tg)
         if st.mode[0] > 0:
             for e in range(i, j):
                 ty = ev.types[e]
@@ -1145,7 +1328,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         i = j
     # the chunk's bursts end with it (their event indices are the chunk's)
     _flush_all(prog, st, ev, sc)
-    if NEGATING(st) and st.pool[1]:
+    if QUEUES(st) and st.pool[1]:
         return 2
     for sp in range(st.closed.shape[0]):
         c = close_to[sp]

@@ -109,6 +109,9 @@ class Moduli:
         """Rebuild every row of a (rows, lanes) table of residues."""
         m = self.modulus
         half = m // 2
+        if len(self.p) == 1:  # one prime below 2**50: the residue, in int64
+            col = table[:, 0]
+            return np.where(col > half, col - m, col).tolist()  # type: ignore[no-any-return]
         basis = self._basis
         out = []
         for row in table.tolist():

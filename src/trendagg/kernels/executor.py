@@ -35,6 +35,7 @@ trend (every trend has an event of the qualified variable) and has no group.
 from __future__ import annotations
 
 import math
+import operator
 from collections import namedtuple
 from fractions import Fraction
 from itertools import repeat
@@ -44,9 +45,10 @@ import numpy as np
 
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import Column, EventBatch
-from trendagg.io.results import ResultRow
+from trendagg.io.results import ResultRow, making_rows
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
+from trendagg.kernels.edges import value_columns
 from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import TIME_GROUP, Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
@@ -54,7 +56,7 @@ from trendagg.kernels.times import pane_ids, ticks, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import not_a_number, result_row
+from trendagg.plan.layout import RowMaker, not_a_number
 from trendagg.plan.windows import as_number
 
 SENT = _engine.SENT
@@ -66,15 +68,16 @@ _EXACT_FLOAT_INT = 2**53
 State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
-    "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pool",
+    "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pkey pknd pool eflag",
 )
 Events = namedtuple(
-    "Events", "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext"
+    "Events",
+    "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext xv xk wrank",
 )
 #: A template instance's value at a partition attribute that does not apply to the events
 #: of its level (qualified attributes); no attribute value is a tuple
 WILD = ("*",)
-Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext")
+Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext sk sv")
 Out = namedtuple("Out", "n key add ext")
 
 
@@ -282,9 +285,9 @@ class CompiledExecutor:
             stats=np.zeros(4, dtype=np.int64),
             # (a one-dimensional log is none: the kernel compiled for it logs nothing)
             dlog=np.zeros((self._log_limit, 7) if self._log_limit else 0, dtype=np.int64),
-            # one-dimensional when some query has a NOT (_engine.NEGATING: the kernel is
-            # compiled without the negation code otherwise)
-            neg=np.zeros(0 if (self.prog.q_nkind >= 0).any() else (0, 0)),
+            # one-dimensional when some query has a NOT or a NEXT condition (_engine.QUEUES:
+            # the kernel is compiled without the code of queues otherwise)
+            neg=np.zeros(0 if self._queues() else (0, 0)),
             blk=np.zeros((0, w["blk"]), dtype=np.int64),
             nq=np.zeros((0, w["nq"]), dtype=np.int64),
             nqa=np.zeros((0, w["nqa"] * L), dtype=np.int64),
@@ -294,13 +297,23 @@ class CompiledExecutor:
             ptg=np.zeros(self._pool, dtype=np.int64),
             padd=np.zeros((self._pool, self.low.max_additive * L), dtype=np.int64),
             pext=np.zeros((self._pool, self.low.max_extreme), dtype=np.float64),
+            # the values a log entry keeps for NEXT conditions, and their kinds (edges)
+            pkey=np.zeros((self._pool, self.low.key_width), dtype=np.float64),
+            pknd=np.zeros((self._pool, self.low.key_width), dtype=np.int64),
             pool=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
+            # a NEXT condition's integer arithmetic left 2**53 (flag, program)
+            eflag=np.zeros(2, dtype=np.int64),
         )
         # a queue slot: no window, no entries (see _engine's negation functions)
         self._nq_row = np.tile(np.array([SENT, -1, -1, 0], dtype=np.int64), w["nq"] // 4)
         self._burst_template = self._burst_row()
         # burst minima (even) and maxima (odd): none yet, so that any value compares better
         self._extremes_template = np.where(np.arange(w["burf"]) % 2 == 0, np.inf, -np.inf)
+
+    def _queues(self) -> bool:
+        """True when some query has a NOT, a NEXT condition or a guard."""
+        prog = self.prog
+        return bool(len(prog.nt_q) or (prog.g_pr >= 0).any() or (prog.q_nkind >= 0).any())
 
     def _burst_row(self) -> np.ndarray:
         prog = self.prog
@@ -577,7 +590,7 @@ class CompiledExecutor:
             self._ranks[ranked] = Ranks()
         if pool:
             st = self.st
-            held = st.pnext.nbytes + st.ptg.nbytes + st.padd.nbytes + st.pext.nbytes
+            held = sum(a.nbytes for a in (st.pnext, st.ptg, st.padd, st.pext, st.pkey, st.pknd))
             self._check_memory(held, 4 * held)
             self._pool *= 4
         target = self._need + max(self._need // 8, 4)
@@ -650,6 +663,8 @@ class CompiledExecutor:
         self.st.stats[3] = self._log_limit if replay else 0
         status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.lim)
         self._need = max(self._need, int(self.st.stats[2]))
+        if self.st.eflag[0]:
+            self._inexact(int(self.st.eflag[1]))
         if status == 2:
             raise _Rebuild(pool=True)
         if status:
@@ -660,6 +675,15 @@ class CompiledExecutor:
             self._keep_decisions(batch)
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
         return self._rows(out)
+
+    def _inexact(self, pr: int) -> None:
+        """Stop: NEXT condition ``pr`` computed an integer beyond 2**53 (see edges)."""
+        raise InputError(
+            f"the NEXT condition '{self.low.programs[pr].text}' computes an integer beyond "
+            f"2**53, which the compiled engine does not hold exactly; run this workload "
+            f"with --engine reference (run_strategy(..., compiled=False)), which computes "
+            f"with Python integers"
+        )
 
     def _keep_decisions(self, batch: EventBatch | None) -> None:
         """The kernel's logged burst decisions of this chunk, as ``explain`` prints them."""
@@ -743,9 +767,11 @@ class CompiledExecutor:
             vext=np.zeros(M, dtype=np.float64),
             vec2=np.zeros(AL, dtype=np.int64),
             vext2=np.zeros(M, dtype=np.float64),
-            ent=np.zeros((cap, 4), dtype=np.int64),
+            ent=np.zeros((cap, 5), dtype=np.int64),
             eadd=np.zeros((cap, AL), dtype=np.int64),
             eext=np.zeros((cap, M), dtype=np.float64),
+            sk=np.zeros(low.stack, dtype=np.int64),  # the stack of NEXT conditions (edges)
+            sv=np.zeros(low.stack, dtype=np.float64),
         )
 
     def _out(self, ev: Events) -> Out:
@@ -801,6 +827,9 @@ class CompiledExecutor:
                 wres=np.zeros((max(len(low.weights), 1), 0, L), dtype=np.int64),
                 aval=np.zeros((max(len(low.extremes), 1), 0), dtype=np.float64),
                 bnext=np.zeros((n_sets, 0), dtype=np.int64),
+                xv=np.zeros((max(len(low.edge_columns), 1), 0), dtype=np.float64),
+                xk=np.zeros((max(len(low.edge_columns), 1), 0), dtype=np.int64),
+                wrank=low.words.ranks,
             )
         n = len(batch)
         lut = np.array(
@@ -853,6 +882,7 @@ class CompiledExecutor:
                 aval[a] = tg
             else:
                 aval[a] = self._extremes(batch, a, name, bound)
+        xv, xk = value_columns(batch, low.edge_columns, low.words)
         return Events(
             types=types,
             tg=tg,
@@ -869,6 +899,9 @@ class CompiledExecutor:
             wres=wres,
             aval=aval,
             bnext=np.full((n_sets, n), -1, dtype=np.int64),
+            xv=xv,
+            xk=xk,
+            wrank=low.words.ranks,  # (after value_columns: the chunk's words are in it)
         )
 
     def _partition_ids(
@@ -1270,47 +1303,76 @@ class CompiledExecutor:
     # ------------------------------------------------------------------ rows
 
     def _rows(self, out: Out) -> list[ResultRow]:
+        """The result rows of the windows the kernel wrote out, query by query and
+        register by register (a column at a time: a chunk may close many windows)."""
         n = int(out.n[0])
         if not n:
             return []
-        L = self.lanes
-        low = self.low
-        keys = out.key[:n]
-        values = self.mod.values(out.add[:n].reshape(n * low.max_additive, L))
-        ranked = {
-            a: self._ranks[attr]
-            for a, attr in enumerate(source(name)[0] for name in low.extremes)
-            if attr in self._ranks
-        }
+        width = self.low.max_additive
+        values = self.mod.values(out.add[:n].reshape(n * width, self.lanes))
         rows: list[tuple[int, int, str, ResultRow]] = []
-        for i, (q, gi, k) in enumerate(keys.tolist()):
+        with making_rows():
+            self._add_rows(out, values, rows)
+            rows.sort(key=operator.itemgetter(0, 1, 2))
+            return [r[3] for r in rows]
+
+    def _add_rows(
+        self, out: Out, values: list[int], rows: list[tuple[int, int, str, ResultRow]]
+    ) -> None:
+        low = self.low
+        width = low.max_additive
+        keys = out.key[: int(out.n[0])]
+        for q in np.unique(keys[:, 0]).tolist():
+            idx = np.flatnonzero(keys[:, 0] == q)
             plan = self.plans[q]
-            registers = values[i * low.max_additive : (i + 1) * low.max_additive]
-            vec: list[Any] = registers[: plan.layout.n_additive]
-            readout = low.readouts[q]
-            for reg, w, decimals in readout.sums:
-                floats = registers[decimals] > 0 if decimals >= 0 else self._wfloat[w]
-                if floats:
-                    vec[reg] = Fraction(vec[reg], 2 ** self._wscale[w])
-                elif self._wscale[w]:
-                    vec[reg] = vec[reg] >> self._wscale[w]
-            for reg, a, integers in readout.extremes:
-                x = float(out.ext[i, reg])
-                if math.isnan(x):
-                    vec.append(None)
-                elif a in ranked:  # a rank: the value, with its kind (see ranks)
-                    v = ranked[a].value(int(x))
-                    if integers >= 0 and not isinstance(v, str):
-                        v = int(v) if x == out.ext[i, integers] else float(v)  # type: ignore[arg-type]
-                    vec.append(v)
-                elif integers >= 0:  # equal to the integers' extreme: an integer (1 over 1.0)
-                    vec.append(int(x) if x == out.ext[i, integers] else x)
-                else:
-                    vec.append(int(x) if self._xint[a] else x)
-            gentry = self._gkey[gi]
-            assert gentry is not None
-            group = gentry[1]
-            row = result_row(plan, k, group, vec)
-            rows.append((q, k, repr(group), row))
-        rows.sort(key=lambda r: (r[0], r[1], r[2]))
-        return [r[3] for r in rows]
+            bases = (idx * width).tolist()
+            cols: list[list[Any]] = [
+                [values[b + r] for b in bases] for r in range(plan.layout.n_additive)
+            ]
+            for reg, w, decimals in low.readouts[q].sums:
+                scale = self._wscale[w]
+                if decimals >= 0:  # a decimal among the values: a Fraction
+                    cols[reg] = [
+                        Fraction(v, 2**scale) if values[b + decimals] > 0 else v >> scale
+                        for v, b in zip(cols[reg], bases, strict=True)
+                    ]
+                elif self._wfloat[w]:
+                    cols[reg] = [Fraction(v, 2**scale) for v in cols[reg]]
+                elif scale:
+                    cols[reg] = [v >> scale for v in cols[reg]]
+            for reg, a, integers in low.readouts[q].extremes:
+                cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
+            makers = RowMaker(plan)
+            gkey = self._gkey
+            for k, gi, vec in zip(
+                keys[idx, 2].tolist(), keys[idx, 1].tolist(), zip(*cols, strict=True), strict=True
+            ):
+                group = gkey[gi][1]  # type: ignore[index]
+                rows.append((q, k, repr(group), makers(k, group, list(vec))))
+
+    def _extreme_column(self, ext: np.ndarray, reg: int, a: int, integers: int) -> list[Any]:
+        """The values of minimum or maximum register ``reg`` (extreme column ``a``; its
+        hidden integers' extreme at ``integers``, or -1) of rows ``ext``: None for none,
+        a rank read back as its value, an integer where the attribute's values are."""
+        col = ext[:, reg].tolist()
+        ints = ext[:, integers].tolist() if integers >= 0 else None
+        attr = source(self.low.extremes[a])[0]
+        out: list[Any] = []
+        if attr in self._ranks:  # a rank: the value, with its kind (see ranks)
+            ranks = self._ranks[attr]
+            for i, x in enumerate(col):
+                if x != x:  # NaN: no value
+                    out.append(None)
+                    continue
+                v = ranks.value(int(x))
+                if ints is not None and not isinstance(v, str):
+                    v = int(v) if x == ints[i] else float(v)  # type: ignore[arg-type]
+                out.append(v)
+            return out
+        if ints is not None:  # equal to the integers' extreme: an integer (1 over 1.0)
+            return [
+                None if x != x else int(x) if x == y else x for x, y in zip(col, ints, strict=True)
+            ]
+        if self._xint[a]:
+            return [None if x != x else int(x) for x in col]
+        return [None if x != x else x for x in col]

@@ -1,9 +1,9 @@
 """A compiled workload lowered to the arrays the kernel loops over.
 
 :func:`lower` takes the queries the plan routes to the kernel
-(:func:`~trendagg.optimizer.plan.compiled_blocker`: no edge predicates,
-qualified partition attributes only when nested; decided from the plan, never
-from the data) and lays out
+(:func:`~trendagg.optimizer.plan.compiled_blocker`: qualified partition
+attributes only when nested; decided from the plan, never from the data) and
+lays out
 their templates, aggregate registers, bindings (event type -> (query, state,
 filter)), sharing sets (the plan's shared bursts of E+, one set per binding
 rule for E among their members, each with its own coefficients) and window specs as
@@ -11,7 +11,10 @@ integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
 additive registers times the lanes; minima and maxima are float64. A NOT
 becomes a query of its own after the workload's, which signals its matches to
-its parent (:meth:`_Lowering.negations`).
+its parent (:meth:`_Lowering.negations`). A transition with NEXT conditions reads
+the log of its source class (the source vertices one by one, with the values
+the conditions read) through a stack program (:meth:`_Lowering.edge_logs`,
+:mod:`trendagg.kernels.edges`).
 
 An attribute that holds integers and decimals both (``mixed``) gets hidden
 registers, since an output shows its own kind (SEMANTICS: integer sums are
@@ -48,7 +51,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from trendagg.language import to_text
+from trendagg.kernels.edges import Program as Program_
+from trendagg.kernels.edges import Words, compile_program, edge_conditions, read_attrs
+from trendagg.language import ast, to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
 from trendagg.plan.compile import QueryPlan
@@ -64,7 +69,8 @@ Program = namedtuple(
     "set_bfoff part_role "
     "part_sp_ptr part_sp sp_NS sp_moff part_x "
     "q_nkind q_nparent q_nnt q_blk q_trail npred_ptr npred_src npred_nt c_sig_ptr c_sig c_nt_ptr "
-    "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns",
+    "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns "
+    "nt_log nt_col_ptr nt_col epred_ptr epred_nt epred_pr g_pr pr_ptr pr_code pr_ck pr_cv",
 )
 
 
@@ -168,6 +174,13 @@ class Lowered:
     readouts: list[Readout]  # per query
     class_query: list[int]  # per state class: the query of its representative
     mixed: frozenset[str]  # attributes of both kinds (with hidden registers)
+    # NEXT conditions (see trendagg.kernels.edges): the attributes they read, their words,
+    # their programs, the most values a log entry holds and the deepest stack
+    edge_columns: list[str] = field(default_factory=list)
+    words: Words = field(default_factory=Words)
+    programs: list[Program_] = field(default_factory=list)
+    key_width: int = 1
+    stack: int = 1
 
 
 def _repeatable(template: Template) -> set[str]:
@@ -224,6 +237,7 @@ def _state_classes(
     exts: list[list[tuple[int, int]]],
     merge: bool,
     negs: dict[int, list[tuple[int, int, int]]] | None = None,
+    edges: dict[int, list[tuple[int, str]]] | None = None,
 ) -> tuple[list[int], list[tuple[int, int]]]:
     """The class of every (query, state) (indexed like ``preds``) and each class's first member.
 
@@ -237,9 +251,18 @@ def _state_classes(
     reads through a queue, or -1 for a start that a leading NOT blocks; the
     negative query; its END state; see :meth:`_Lowering.negations`) is merged
     only with states changed alike: the same sources through negative queries of
-    the same classes.
+    the same classes. A state with NEXT conditions or guards (``edges``, by global
+    state index: (source state, conditions as text; -1: the guards)) is merged only
+    with states whose conditions are the same on transitions from the same classes,
+    and a state whose vertices such a condition reads (a source, whose vertices are
+    logged one by one) only with states that are sources too.
     """
     negs = negs or {}
+    edges = edges or {}
+    owner = [qi for qi in range(len(q_S)) for _ in range(q_S[qi])]
+    logged = {
+        q_soff[owner[gs]] + src for gs, items in edges.items() for src, _ in items if src >= 0
+    }
     qs_c = [-1] * len(preds)
     reps: list[tuple[int, int]] = []
     index: dict[tuple[object, ...], int] = {}
@@ -267,7 +290,18 @@ def _state_classes(
                         for src, n, n_end in negs.get(gs, ())
                     )
                 )
+                edged = tuple(
+                    sorted(
+                        (
+                            -2 if src < 0 else -1 if src == s else visit(qi, src, path | {gs}),
+                            text,
+                        )
+                        for src, text in edges.get(gs, ())
+                    )
+                )
                 key = (
+                    edged,
+                    gs in logged,
                     keys_of[qi],
                     typ,
                     f,
@@ -366,6 +400,11 @@ class _Lowering:
         self.nts: list[tuple[int, int, int, int]] = []
         self.negs: dict[int, list[tuple[int, int, int]]] = {}  # see _state_classes
         self.tables: dict[str, object] = {}  # Program fields made by the steps
+        # NEXT conditions: per state (global index), its incoming transitions with
+        # conditions (source state, conditions) and its guards; see edge_tables()
+        self.edges: dict[int, list[tuple[int, list[ast.BoolExpr]]]] = {}
+        self.guards: dict[int, list[ast.BoolExpr]] = {}
+        self.words = Words()
 
     def filter_of(self, plan: QueryPlan, var: str) -> int:
         info = plan.vars[var]
@@ -436,7 +475,14 @@ class _Lowering:
         q["q_start"].append(states.index(template.start))
         q["q_end"].append(states.index(template.end))
         counted = plan.layout.count_vars
+        edges, guards = edge_conditions(plan)
         for s, var in enumerate(states):
+            gs = len(self.preds)
+            for t in template.transitions:
+                if t.dst == var and (t.src, var) in edges:
+                    self.edges.setdefault(gs, []).append((states.index(t.src), edges[(t.src, var)]))
+            if var in guards:
+                self.guards[gs] = guards[var]
             self.preds.append(
                 sorted({states.index(t.src) for t in template.transitions if t.dst == var})
             )
@@ -569,6 +615,7 @@ class _Lowering:
             self.exts,
             self.merge,
             self.negs,
+            self.edge_keys(),
         )
         self.qs_c, self.reps = qs_c, reps
         self.members: list[list[tuple[str, str]]] = [[] for _ in reps]
@@ -635,6 +682,16 @@ class _Lowering:
         )
         self.negation_tables()
 
+    def edge_keys(self) -> dict[int, list[tuple[int, str]]]:
+        """Per state with NEXT conditions or guards: (source state or -1 for the guards,
+        the conditions as text), for :func:`_state_classes`."""
+        out: dict[int, list[tuple[int, str]]] = {}
+        for gs, items in self.edges.items():
+            out[gs] = [(src, " AND ".join(sorted(map(to_text, conds)))) for src, conds in items]
+        for gs, conds in self.guards.items():
+            out.setdefault(gs, []).append((-1, " AND ".join(sorted(map(to_text, conds)))))
+        return out
+
     def negation_tables(self) -> None:
         """Blocked slots (two words per window slot: window, end of the first match) of
         the queries with a leading NOT; per negated transition or trailing result queue
@@ -660,6 +717,7 @@ class _Lowering:
                 nts.append((qi, src, dst, n))
             else:
                 q["q_nnt"][n] = -1
+        logs = self.edge_logs(nts, kept)
         silent = {n for n in range(len(q["q_spec"])) if q["q_nkind"][n] == 2}
         silent -= {n for *_, n in nts}
         for qi in range(len(q["q_spec"])):
@@ -706,11 +764,14 @@ class _Lowering:
         # a negated transition is read from its queue, apart from the other predecessors
         owner = [qi for qi in range(len(q["q_spec"])) for _ in range(q["q_S"][qi])]
         negated = {(gs, x) for gs, items in self.negs.items() for x, _, _ in items if x >= 0}
+        edged = {(gs, x) for gs, items in self.edges.items() for x, _ in items}
         self.plain_preds = [
-            [src for src in srcs if (gs, src) not in negated] for gs, srcs in enumerate(self.preds)
+            [src for src in srcs if (gs, src) not in negated | edged]
+            for gs, srcs in enumerate(self.preds)
         ]
         npreds = [
-            [src for src in srcs if (gs, src) in negated] for gs, srcs in enumerate(self.preds)
+            [src for src in srcs if (gs, src) in negated - edged]
+            for gs, srcs in enumerate(self.preds)
         ]
         npred_ptr, npred_src = _csr(npreds)
         _, npred_nt = _csr(
@@ -721,7 +782,7 @@ class _Lowering:
         )
         c_nt_ptr, c_nt_flat = _csr(c_nt)
         ty_ns: list[list[int]] = [[] for _ in range(self.n_types)]
-        for n in sorted({n for *_, n in nts}):  # the epochs that some queue reads
+        for n in sorted({n for *_, n in nts if n >= 0}):  # the epochs that some queue reads
             typ = self.bindings[soff[n] + q["q_start"][n]][3]
             ty_ns[self.tcode[typ]].append(n)
         ty_ns_ptr, ty_ns_flat = _csr(ty_ns)
@@ -741,6 +802,86 @@ class _Lowering:
             nt_eoff=_i64(nt_eoff),
             ty_ns_ptr=ty_ns_ptr,
             ty_ns=ty_ns_flat,
+        )
+        self.edge_tables(nts, logs)
+
+    def edge_logs(
+        self, nts: list[tuple[int, int, int, int]], kept: dict[tuple[int, int], int]
+    ) -> dict[tuple[int, int], int]:
+        """The logs that NEXT conditions read (see :mod:`trendagg.kernels.edges`), added
+        to ``nts``: a negated transition with conditions reads its own queue as a log
+        (``kept``); any other, the log of its source class, which every transition from
+        that class shares. Returns (state, source state) -> log, per transition with
+        conditions, and sets each log's columns (the attributes its readers' conditions
+        read on x) in ``self.log_columns``."""
+        q, qs_c, reps, soff = self.q, self.qs_c, self.reps, self.q["q_soff"]
+        owner = [qi for qi in range(len(q["q_spec"])) for _ in range(q["q_S"][qi])]
+        negated = {(gs, x) for gs, items in self.negs.items() for x, _, _ in items if x >= 0}
+        of_class: dict[int, int] = {}
+        reads: dict[tuple[int, int], int] = {}
+        self.log_columns: dict[int, list[str]] = {}
+        for gs, items in sorted(self.edges.items()):
+            for src, conds in items:
+                sc = qs_c[soff[owner[gs]] + src]
+                if (gs, src) in negated:
+                    log = kept[(qs_c[gs], sc)]
+                else:
+                    if sc not in of_class:
+                        of_class[sc] = len(nts)
+                        nts.append((reps[sc][0], soff[reps[sc][0]] + reps[sc][1], -1, -1))
+                    log = of_class[sc]
+                reads[(gs, src)] = log
+                columns = self.log_columns.setdefault(log, [])
+                columns += [a for a in read_attrs(conds, False) if a not in columns]
+        return reads
+
+    def edge_tables(
+        self, nts: list[tuple[int, int, int, int]], reads: dict[tuple[int, int], int]
+    ) -> None:
+        """The stack programs of NEXT conditions and guards (:mod:`trendagg.kernels.edges`),
+        the logs' columns, and per state the logs it reads with their programs."""
+        self.edge_columns: list[str] = []
+        consts: list[tuple[int, float]] = []
+        self.programs: list[Program_] = []
+
+        def column(name: str) -> int:
+            return _index(self.edge_columns, name)
+
+        def constant(kind: int, value: float) -> int:
+            return _index(consts, (kind, value))
+
+        def compiled(conds: list[ast.BoolExpr], slots: list[str]) -> int:
+            self.programs.append(compile_program(conds, slots.index, column, constant, self.words))
+            return len(self.programs) - 1
+
+        epreds: list[list[tuple[int, int]]] = [[] for _ in self.preds]
+        for gs, items in sorted(self.edges.items()):
+            for src, conds in items:
+                log = reads[(gs, src)]
+                epreds[gs].append((log, compiled(conds, self.log_columns[log])))
+        g_pr = [-1] * len(self.preds)
+        for gs, conds in self.guards.items():
+            g_pr[gs] = compiled(conds, [])
+        nt_col_ptr, nt_col = _csr(
+            [[column(a) for a in self.log_columns.get(nt, [])] for nt in range(len(nts))]
+        )
+        epred_ptr, epred_nt = _csr([[log for log, _ in row] for row in epreds])
+        _, epred_pr = _csr([[pr for _, pr in row] for row in epreds])
+        pr_ptr, pr_code = _csr([p.code for p in self.programs])
+        self.key_width = max([len(c) for c in self.log_columns.values()] + [1])
+        self.stack = max([p.depth for p in self.programs] + [1])
+        self.tables.update(
+            nt_log=_i64([1 if nt in self.log_columns else 0 for nt in range(len(nts))]),
+            nt_col_ptr=nt_col_ptr,
+            nt_col=nt_col,
+            epred_ptr=epred_ptr,
+            epred_nt=epred_nt,
+            epred_pr=epred_pr,
+            g_pr=_i64(g_pr),
+            pr_ptr=pr_ptr,
+            pr_code=pr_code,
+            pr_ck=_i64([k for k, _ in consts]),
+            pr_cv=np.array([v for _, v in consts] or [0.0], dtype=np.float64),
         )
 
     def sharing_sets(self, bursts: list[KleeneBurst]) -> None:
@@ -932,6 +1073,11 @@ class _Lowering:
             readouts=self.readouts,
             class_query=[qi for qi, _ in self.reps],
             mixed=self.mixed,
+            edge_columns=self.edge_columns,
+            words=self.words,
+            programs=self.programs,
+            key_width=self.key_width,
+            stack=self.stack,
         )
 
 

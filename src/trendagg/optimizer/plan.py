@@ -19,7 +19,9 @@ their predicates on E (HAMLET Def. 3.1/3.2):
   local predicates; a coefficient counts the events its rule binds), so a
   member whose predicates differ gets its own coefficients where the Python
   engine would give events snapshots; each class of members decides per burst
-  whether to share. It stores registers once per class of states equal by
+  whether to share; a state that NEXT conditions constrain or read
+  (:func:`edged_variables`) is never in its bursts, since coefficients treat a
+  run of events alike. It stores registers once per class of states equal by
   construction (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
 """
 
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING
 from trendagg.errors import InputError
 from trendagg.language import to_text
 from trendagg.optimizer.candidates import Component, analyze
+from trendagg.plan.predicates import inexact_constant
 from trendagg.plan.windows import pane_length
 
 if TYPE_CHECKING:
@@ -121,9 +124,17 @@ class SharingPlan:
 def compiled_blocker(plan: QueryPlan) -> str | None:
     """Why the compiled kernel cannot run this query (the Python engine then does), or
     None: what the kernel does not implement yet."""
-    if plan.edges or plan.guards:
-        return "edge predicates"
+    conds = [cond for _, cond in plan.edge_conditions]
+    if inexact_constant(conds):
+        return "an integer constant beyond 2**53 in a NEXT condition (exact in Python only)"
     return _unnested(plan)
+
+
+def edged_variables(plan: QueryPlan) -> set[str]:
+    """The variables of a query that NEXT conditions or guards read or constrain: their
+    states are never shared in a compiled burst, whose coefficients summarise a run of
+    events alike, while such a condition tells each pair apart."""
+    return {v for pair in plan.edges for v in pair} | set(plan.guards)
 
 
 def _unnested(plan: QueryPlan) -> str | None:
@@ -220,7 +231,7 @@ def _compiled_bursts(
             # a burst is a list of one partition's events: not of a type that a template
             # partition's events join (qualified attributes, see _unnested)
             full = len(plan.vars[t.src].partition_positions) == len(plan.partition_attrs)
-            if t.src == t.dst and full:
+            if t.src == t.dst and full and t.src not in edged_variables(plan):
                 groups.setdefault((plan.vars[t.src].type, layout), []).append(q)
     bursts = []
     for (kleene, _), qs in groups.items():

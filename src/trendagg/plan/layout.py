@@ -11,6 +11,8 @@ Python ints; a sum that saw a float is an exact Fraction, rounded once, here.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -125,44 +127,65 @@ def _out_number(value: int | Fraction) -> int | float | Decimal:
 
 def final_values(plan: QueryPlan, vec: Vec) -> dict[str, object]:
     """The output values of one (query, group, window) from its combined registers."""
-    return {
-        out.name: _value(out.aggregate, plan.layout, vec)
+    return {name: read(vec) for name, read in _readers(plan)}
+
+
+def _readers(plan: QueryPlan) -> list[tuple[str, Callable[[Vec], object]]]:
+    """Per aggregate output of ``plan``, its name and the function that reads its value
+    from a register vector."""
+    return [
+        (out.name, _reader(out.aggregate, plan.layout))
         for out in plan.outputs
         if out.aggregate is not None
-    }
+    ]
 
 
-def _value(agg: ast.Aggregate, lay: AggLayout, vec: Vec) -> object:
+def _reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[Vec], object]:
     if agg.var is None:
-        return vec[0]
+        return operator.itemgetter(0)
     if agg.func == "COUNT":
-        return vec[lay.count_index(agg.var)]
+        return operator.itemgetter(lay.count_index(agg.var))
     assert agg.attr is not None
     key = (agg.var, agg.attr)
     if agg.func == "MIN":
-        return vec[lay.min_start + lay.mins.index(key)]
+        return operator.itemgetter(lay.min_start + lay.mins.index(key))
     if agg.func == "MAX":
-        return vec[lay.max_start + lay.maxs.index(key)]
-    total = vec[lay.sum_index(*key)]
+        return operator.itemgetter(lay.max_start + lay.maxs.index(key))
+    total = lay.sum_index(*key)
     if agg.func == "SUM":
-        return _out_number(total)
-    count = vec[lay.count_index(agg.var)]
-    if count == 0:
-        return None
-    return float(Fraction(total) / count)
+        return lambda vec: _out_number(vec[total])
+    count = lay.count_index(agg.var)
+    return lambda vec: None if vec[count] == 0 else float(Fraction(vec[total]) / vec[count])
 
 
 def result_row(plan: QueryPlan, k: int, group: tuple[object, ...], vec: Vec) -> ResultRow:
     """The output row of one (query, group, window k) from its combined registers."""
-    return ResultRow(
-        query=plan.name,
-        window_start=as_number(plan.window.start(k)),
-        window_end=as_number(plan.window.end(k)),
-        group=dict(zip(plan.group_names, group, strict=True)),
-        values=final_values(plan, vec),
-        registers=tuple(vec),
-        window=k,
-    )
+    return RowMaker(plan)(k, group, vec)
+
+
+class RowMaker:
+    """:func:`result_row` for many rows of one query: the readers of its values and the
+    bounds of each window found once (for an engine that emits rows by the thousand)."""
+
+    def __init__(self, plan: QueryPlan):
+        self.plan = plan
+        self.readers = _readers(plan)
+        self.bounds: dict[int, tuple[int | float, int | float]] = {}
+
+    def __call__(self, k: int, group: tuple[object, ...], vec: Vec) -> ResultRow:
+        bounds = self.bounds.get(k)
+        if bounds is None:
+            w = self.plan.window
+            bounds = self.bounds[k] = (as_number(w.start(k)), as_number(w.end(k)))
+        return ResultRow(
+            query=self.plan.name,
+            window_start=bounds[0],
+            window_end=bounds[1],
+            group=dict(zip(self.plan.group_names, group, strict=True)),
+            values={name: read(vec) for name, read in self.readers},
+            registers=tuple(vec),
+            window=k,
+        )
 
 
 def combine_rows(plan: QueryPlan, rows: list[ResultRow]) -> ResultRow:

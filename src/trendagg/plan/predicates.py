@@ -25,6 +25,9 @@ ValueFn = Callable[[Attrs, Attrs], object]
 PredFn = Callable[[Attrs, Attrs], bool]
 
 
+EXACT = 2**53  # integers a float64 holds exactly (and the bound of their arithmetic)
+
+
 class UndefinedValue(Exception):
     """Raised inside an expression whose value does not exist (x / 0, 'a' + 1)."""
 
@@ -217,3 +220,23 @@ def numeric_attrs(cond: ast.BoolExpr) -> set[tuple[str, str]]:
 
     walk(cond)
     return out
+
+
+def inexact_constant(conds: list[ast.BoolExpr]) -> bool:
+    """True when a condition holds an integer constant beyond 2**53 (not exact in the
+    kernel's values)."""
+
+    def walk(e: object) -> bool:
+        if isinstance(e, ast.Number):
+            return isinstance(e.value, int) and abs(e.value) > EXACT
+        if isinstance(e, ast.Negate):
+            return walk(e.operand)
+        if isinstance(e, ast.BinOp):
+            return walk(e.left) or walk(e.right)
+        if isinstance(e, ast.Comparison):
+            return walk(e.left) or walk(e.right)
+        if isinstance(e, (ast.And, ast.Or)):
+            return any(walk(i) for i in e.items)
+        return False
+
+    return any(walk(c) for c in conds)
