@@ -9,8 +9,8 @@ generated rideshare stream of 2,000 drivers with millisecond times (10,000 event
 per minute, trips of up to 16 legs, seed 11) and a text column ``zone``. Variants:
 ``none``; ``not``, every third query with ``NOT Accident`` before its travel legs;
 ``next-not``, every third query alternately with ``T.speed < NEXT(T).speed`` and
-the NOT (the NEXT queries run in the Python engine until the kernel has edge
-predicates, so that variant is timed over ``--python-events`` only).
+the NOT (a variant whose queries some run in the Python engine would be timed over
+``--python-events`` only; today the kernel runs them all).
 
 Every run is a fresh process pinned to one core that streams the CSV with
 ``iter_events`` in chunks of 500,000 rows into ``Runner.feed`` (hamlet); the

@@ -13,13 +13,19 @@ one entry that must grow.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_kernels import STRATEGIES, _run
 
 from helpers import canon
+from trendagg.engine import run_strategy
 from trendagg.errors import InputError
+from trendagg.io import from_records
+from trendagg.io.batch import Column
 from trendagg.kernels import executor as kexec
 from trendagg.kernels.program import lower
 from trendagg.language import parse
@@ -39,6 +45,8 @@ CONDITIONS = {
         "B.y * 2 > NEXT(B).y",
         "B.s != NEXT(B).x",
         "(B.x - NEXT(B).x) % 4 = 3",
+        "B.z < NEXT(B).z",  # numbers, NaN and words in one column
+        "B.z != NEXT(B).z",
     ],
     "SEQ(A+, B)": ["A.x > NEXT(A).x", "A.s <= NEXT(B).s", "-A.x < NEXT(B).y", "NEXT(A).s > 'a'"],
     "SEQ(A, B+, C)": ["B.x < NEXT(C).x", "NEXT(C).x % 2 = 0", "A.x != NEXT(B).x"],
@@ -101,6 +109,7 @@ def _events(draw: st.DrawFn) -> list[dict[str, object]]:
         s = draw(st.sampled_from(["a", "b", "ab", "B", "", 1, None]))
         if s is not None:
             event["s"] = s
+        event["z"] = draw(st.sampled_from([1.5, 2, float("nan"), "w"]))
         events.append(event)
     return events
 
@@ -198,6 +207,10 @@ VALUE_RULES = [
     "S.y = NEXT(S).x",  # 2.0 equals 2
     "S.x + 0.5 > NEXT(S).y",
     "NEXT(S).x - 1 > S.x",
+    "S.z < NEXT(S).z",  # (an ordered index: numbers, words, and NaN and true apart)
+    "S.z != NEXT(S).z",
+    "S.z = NEXT(S).z",
+    "S.z >= NEXT(S).x",
 ]
 
 
@@ -208,9 +221,10 @@ def test_value_rules_equal_the_python_engine(cond: str) -> None:
     xs = [-3, 2, 0, 5, -1, 4]
     ys = [2.0, -1.5, 0.25, 3.5, 2.0, -0.75]
     ss: list[object] = ["b", "ab", 2, "B", "b", "a"]
+    zs: list[object] = [1.5, float("nan"), "w", True, 2, 1.5]
     records = [
-        {"type": "S", "time": t, "x": x, "y": y, "s": s}
-        for t, (x, y, s) in enumerate(zip(xs, ys, ss, strict=True))
+        {"type": "S", "time": t, "x": x, "y": y, "s": s, "z": z}
+        for t, (x, y, s, z) in enumerate(zip(xs, ys, ss, zs, strict=True))
     ]
     text = f"RETURN COUNT(*), SUM(S.x) PATTERN S+ WHERE {cond} WITHIN 4 s SLIDE 1 s"
     expected = canon(_run(text, records, "greta", compiled=False))
@@ -252,3 +266,58 @@ def test_states_with_next_conditions_share_no_burst_but_keep_their_classes() -> 
     assert [("q0", "B"), ("q1", "B")] in members
     assert [("q0", "A"), ("q1", "A"), ("q2", "A")] in members  # read from their totals
     assert [("q4", "A")] in members  # logged: its vertices are read one by one
+
+
+def test_indexable_conditions_read_an_ordered_index_and_the_rest_a_log() -> None:
+    """One condition key(x) op query(y) on no NOT: an index (one per source class and
+    key, shared by the queries that compare with it); two conditions, or one across
+    a NOT, or another shape: the source's log."""
+    text = "\n".join(
+        [
+            "q0: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x WITHIN 10 s;",
+            "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x >= NEXT(B).x * 2 WITHIN 10 s;",
+            "q2: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x + NEXT(B).x > 0 WITHIN 10 s;",
+            "q3: RETURN COUNT(*) PATTERN SEQ(A, NOT D, B) WHERE A.x < NEXT(B).x WITHIN 10 s;",
+        ]
+    )
+    plans = compile_workload(parse(text))
+    program = lower(plans, sharing_plan(plans, "hamlet")).program
+    assert len(program.ix_q) == 1  # q0 and q1 compare with the key A.x of one class
+    assert sum(program.nt_log) == 2  # q2's B (a sum of both), q3's A (across the NOT)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_ranked_extremes_in_logs_and_indexes_follow_new_values(
+    monkeypatch: pytest.MonkeyPatch, strategy: str
+) -> None:
+    """MIN/MAX over words are ranks; log entries and index nodes hold them too, so a
+    chunk with new words replays the open windows with every word ranked (rather than
+    renumbering registers that the queues hold)."""
+    words = ["m", "c", "x", "a", "q", "b", "z", "d"]
+    records = [
+        {"type": "S", "time": t, "w": w, "x": t % 3} for t, w in enumerate(words + words[::-1])
+    ]
+    for cond in ("S.x <= NEXT(S).x", "S.x + NEXT(S).x > 1", "S.w < NEXT(S).w"):
+        text = f"RETURN COUNT(*), MIN(S.w), MAX(S.w) PATTERN S+ WHERE {cond} WITHIN 6 s SLIDE 2 s"
+        expected = canon(_run(text, records, "twostep"))
+        with monkeypatch.context() as m:
+            m.setattr(kexec, "CHUNK", 3)
+            assert canon(_run(text, records, strategy)) == expected, cond
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_nan_keys_are_ordered_with_nothing_and_unequal_to_everything(strategy: str) -> None:
+    """A float column with NaN (as Parquet may hold): NaN is a number that no comparison
+    but != holds for, on either side of the pair; the index keeps such keys apart."""
+    zs = [1.5, np.nan, 2.0, np.nan, 0.5, 3.0]
+    batch = from_records([{"type": "S", "time": t, "x": 1} for t in range(len(zs))]).events
+    z = Column("float", np.array(zs), np.ones(len(zs), dtype=bool), None)
+    batch = replace(batch, columns={**batch.columns, "z": z})
+    for cond in ("S.z != NEXT(S).z", "S.z < NEXT(S).z", "S.z = NEXT(S).z", "S.z + 1 != NEXT(S).z"):
+        plans = compile_workload(parse(f"RETURN COUNT(*) PATTERN S+ WHERE {cond} WITHIN 4 s"))
+        expected = canon(run_strategy(plans, batch, "greta", compiled=False))
+        assert canon(run_strategy(plans, batch, strategy)) == expected, cond
+    plans = compile_workload(parse("RETURN COUNT(*) PATTERN S+ WHERE S.z != NEXT(S).z WITHIN 10 s"))
+    (row,) = run_strategy(plans, batch, strategy)
+    # every pair differs (NaN equals nothing, no other value repeats): every subsequence
+    assert row.values == {"COUNT(*)": 2**6 - 1}

@@ -177,6 +177,21 @@ def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip):  # type: 
             for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
                 _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
             if e >= 0:
+                for j in range(prog.ipred_ptr[gs], prog.ipred_ptr[gs + 1]):
+                    _ix_collect(
+                        prog,
+                        st,
+                        ev,
+                        sc,
+                        prog.ipred_ix[j],
+                        prog.ipred_op[j],
+                        prog.ipred_pr[j],
+                        inst,
+                        k,
+                        e,
+                        vec,
+                        vext,
+                    )
                 for j in range(prog.epred_ptr[gs], prog.epred_ptr[gs + 1]):
                     _add_log(
                         prog,
@@ -234,7 +249,7 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _insert(prog, st, ev, q, s, inst, k, tg, e, vec, vext):  # type: ignore[no-untyped-def]
+def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext):  # type: ignore[no-untyped-def]
     """Add a new vertex (event e, time group tg) to its state class's window total, to the
     queues of negated transitions and the logs of NEXT conditions from it, and to the
     results of every query whose END is in that class (or signal the parent of a
@@ -252,6 +267,8 @@ def _insert(prog, st, ev, q, s, inst, k, tg, e, vec, vext):  # type: ignore[no-u
     if QUEUES(st):
         for j in range(prog.c_nt_ptr[c], prog.c_nt_ptr[c + 1]):
             _nq_append(prog, st, ev, prog.c_nt[j], inst, k, tg, e, vec, vext)
+        for j in range(prog.c_ix_ptr[c], prog.c_ix_ptr[c + 1]):
+            _ix_insert(prog, st, ev, sc, prog.c_ix[j], inst, k, e, vec, vext)
     _end_results(prog, st, ev, c, inst, k, tg, vec, vext)
 
 
@@ -428,11 +445,18 @@ def _add_log(prog, st, ev, sc, q, nt, pr, inst, k, e, vec, vext):  # type: ignor
         entry = st.pnext[entry]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _holds(prog, st, ev, sc, pr, entry, e):  # type: ignore[no-untyped-def]
     """True when program pr holds for the logged vertex ``entry`` (x; -1 for a guard,
-    which reads none) and event e (y), with the value rules of trendagg.plan.predicates
-    (see trendagg.kernels.edges for the kinds and opcodes)."""
+    which reads none) and event e (y)."""
+    return _evaluate(prog, st, ev, sc, pr, entry, e)[1] != 0
+
+
+@njit(**JIT_OPTIONS)
+def _evaluate(prog, st, ev, sc, pr, entry, e):  # type: ignore[no-untyped-def]
+    """(kind, value) of program pr for the logged vertex ``entry`` (x, or -1) and event
+    e (y), with the value rules of trendagg.plan.predicates (see trendagg.kernels.edges
+    for the kinds and opcodes): a condition's value is 1.0 (true) or 0.0."""
     prog = borrow(prog)
     st = borrow(st)
     ev = borrow(ev)
@@ -519,7 +543,309 @@ def _holds(prog, st, ev, sc, pr, entry, e):  # type: ignore[no-untyped-def]
             top -= arg - 1
             sk[top - 1] = 5
             sv[top - 1] = 1.0 if res else 0.0
-    return sv[0] != 0
+    return sk[0], sv[0]
+
+
+# ----------------------------------------------------------------------------- indexes
+# An indexable NEXT condition key(x) op query(y) (trendagg.plan.edge_index) on no NOT
+# reads an ordered index of its source class per instance and window slot: a treap of
+# the vertices' keys (numbers in one, words by rank in another), each node holding the
+# registers of its key's vertices and of its subtree, so that the vertices of a range of
+# keys add up from O(log n) nodes (as trendagg.reference.key_index does in Python); keys
+# ordered with nothing (NaN, booleans) are one running total that only != reaches.
+# st.ixh: per slot (window, root of the numbers, root of the words); st.ixa/ixe: the
+# running totals; nodes in a pool of their own (tkey tleft tright tprio town towne ttot
+# ttote; tpool: free list, -, in use, most, random state), free nodes linked by tleft;
+# st.tstack: the path of an insert, or a walk's stack.
+
+
+@njit(**JIT_INLINE)
+def _t_cmp(ev, tree, a, b):  # type: ignore[no-untyped-def]
+    """-1, 0 or 1 for key a against key b of tree 0 (numbers) or 1 (words, by rank)."""
+    if tree == 1:
+        a = ev.wrank[np.int64(a)]
+        b = ev.wrank[np.int64(b)]
+    if a < b:
+        return -1
+    return 1 if a > b else 0
+
+
+@njit(**JIT_INLINE)
+def _t_new(st, key, prio):  # type: ignore[no-untyped-def]
+    """A node of the pool for key (registers empty, no children), or -1 (and the pool
+    marked full) when there is none left."""
+    n = st.tpool[0]
+    if n < 0:
+        st.pool[1] = 1
+        return -1
+    st.tpool[0] = st.tleft[n]
+    st.tleft[n] = -1
+    st.tright[n] = -1
+    st.tkey[n] = key
+    st.tprio[n] = prio
+    for r in range(st.town.shape[1]):
+        st.town[n, r] = 0
+        st.ttot[n, r] = 0
+    for r in range(st.towne.shape[1]):
+        st.towne[n, r] = np.nan
+        st.ttote[n, r] = np.nan
+    st.tpool[2] += 1
+    if st.tpool[2] > st.tpool[3]:
+        st.tpool[3] = st.tpool[2]
+    return n
+
+
+@njit(**JIT_INLINE)
+def _t_priority(st):  # type: ignore[no-untyped-def]
+    """The next pseudo-random priority (an LCG modulo 2**31, no overflow: any source
+    of random numbers keeps a treap balanced)."""
+    x = (st.tpool[4] * 1103515245 + 12345) % 2147483648
+    st.tpool[4] = x
+    return x
+
+
+@njit(**JIT_OPTIONS)
+def _t_free(st, root):  # type: ignore[no-untyped-def]
+    """Return the nodes of the tree at root to the pool."""
+    st = borrow(st)
+    if root < 0:
+        return
+    st.tstack[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        n = st.tstack[top]
+        if st.tleft[n] >= 0:
+            st.tstack[top] = st.tleft[n]
+            top += 1
+        if st.tright[n] >= 0:
+            st.tstack[top] = st.tright[n]
+            top += 1
+        st.tleft[n] = st.tpool[0]
+        st.tpool[0] = n
+        st.tpool[2] -= 1
+
+
+@njit(**JIT_OPTIONS)
+def _t_copy(st, root):  # type: ignore[no-untyped-def]
+    """A copy of the tree at root (its root; -1 when the pool ran out, marked full)."""
+    st = borrow(st)
+    if root < 0:
+        return -1
+    top = 0
+    new = -1
+    src = root
+    parent = -1
+    side = 0
+    while True:
+        d = _t_new(st, st.tkey[src], st.tprio[src])
+        if d < 0:
+            return new
+        for r in range(st.town.shape[1]):
+            st.town[d, r] = st.town[src, r]
+            st.ttot[d, r] = st.ttot[src, r]
+        for r in range(st.towne.shape[1]):
+            st.towne[d, r] = st.towne[src, r]
+            st.ttote[d, r] = st.ttote[src, r]
+        if parent < 0:
+            new = d
+        elif side == 0:
+            st.tleft[parent] = d
+        else:
+            st.tright[parent] = d
+        for c, sd in ((st.tright[src], 1), (st.tleft[src], 0)):
+            if c >= 0:  # (child, its copy's parent, side) still to copy
+                st.tstack[top] = c
+                st.tstack[top + 1] = d
+                st.tstack[top + 2] = sd
+                top += 3
+        if top == 0:
+            return new
+        top -= 3
+        src = st.tstack[top]
+        parent = st.tstack[top + 1]
+        side = st.tstack[top + 2]
+
+
+@njit(**JIT_INLINE)
+def _ix_reset(prog, st, ix, inst, slot, k):  # type: ignore[no-untyped-def]
+    """Free the trees of index ix's slot and empty its totals; the slot then holds k."""
+    L = st.P.shape[0]
+    q = prog.ix_q[ix]
+    h = 3 * (prog.ix_koff[ix] + slot)
+    _t_free(st, st.ixh[inst, h + 1])
+    _t_free(st, st.ixh[inst, h + 2])
+    st.ixh[inst, h] = k
+    st.ixh[inst, h + 1] = -1
+    st.ixh[inst, h + 2] = -1
+    base = prog.ix_aoff[ix] + slot * prog.q_A[q] * L
+    for r in range(prog.q_A[q] * L):
+        st.ixa[inst, base + r] = 0
+    ebase = prog.ix_eoff[ix] + slot * prog.q_M[q]
+    for r in range(prog.q_M[q]):
+        st.ixe[inst, ebase + r] = np.nan
+
+
+@njit(**JIT_INLINE)
+def _ix_insert(prog, st, ev, sc, ix, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
+    """Add a vertex of event e (registers vec/vext) in window k to index ix under its key."""
+    kind, key = _evaluate(prog, st, ev, sc, prog.ix_key[ix], -1, e)
+    if kind == 0:  # no key (x / 0, 'a' + 1): the condition holds for no next event
+        return
+    P = st.P
+    L = P.shape[0]
+    q = prog.ix_q[ix]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    slot = k % prog.ix_NS[ix]
+    h = 3 * (prog.ix_koff[ix] + slot)
+    if st.ixh[inst, h] != k:
+        _ix_reset(prog, st, ix, inst, slot, k)
+    if kind == 3:
+        tree = 1
+    elif (kind == 1 or kind == 2) and key == key:
+        tree = 0
+    else:  # NaN, a boolean: ordered with nothing
+        base = prog.ix_aoff[ix] + slot * A * L
+        ebase = prog.ix_eoff[ix] + slot * M
+        _add_block(st.ixa[inst], st.ixe[inst], base, ebase, vec, vext, A, M, nmin, P)
+        return
+    node = st.ixh[inst, h + 1 + tree]
+    depth = 0
+    c = 0
+    while node >= 0:
+        c = _t_cmp(ev, tree, key, st.tkey[node])
+        if c == 0:
+            break
+        st.tstack[depth] = node
+        depth += 1
+        node = st.tleft[node] if c < 0 else st.tright[node]
+    new = -1
+    if node < 0:
+        new = _t_new(st, key, _t_priority(st))
+        if new < 0:  # the pool is full: the chunk runs again with a larger one
+            return
+        node = new
+    for j in range(depth):
+        n = st.tstack[j]
+        _add_block(st.ttot[n], st.ttote[n], 0, 0, vec, vext, A, M, nmin, P)
+    _add_block(st.town[node], st.towne[node], 0, 0, vec, vext, A, M, nmin, P)
+    _add_block(st.ttot[node], st.ttote[node], 0, 0, vec, vext, A, M, nmin, P)
+    if new < 0:
+        return
+    if depth == 0:
+        st.ixh[inst, h + 1 + tree] = new
+        return
+    if c < 0:
+        st.tleft[st.tstack[depth - 1]] = new
+    else:
+        st.tright[st.tstack[depth - 1]] = new
+    # rotate the new node up while its priority beats its parent's (heap order)
+    while depth > 0 and st.tprio[st.tstack[depth - 1]] < st.tprio[new]:
+        parent = st.tstack[depth - 1]
+        depth -= 1
+        if st.tleft[parent] == new:
+            st.tleft[parent] = st.tright[new]
+            st.tright[new] = parent
+        else:
+            st.tright[parent] = st.tleft[new]
+            st.tleft[new] = parent
+        for r in range(A * L):  # the new node's subtree: the parent's vertices
+            st.ttot[new, r] = st.ttot[parent, r]
+            st.ttot[parent, r] = st.town[parent, r]
+        for r in range(M):
+            st.ttote[new, r] = st.ttote[parent, r]
+            st.ttote[parent, r] = st.towne[parent, r]
+        for child in (st.tleft[parent], st.tright[parent]):
+            if child >= 0:
+                _read_block(
+                    st.ttot[child],
+                    st.ttote[child],
+                    0,
+                    0,
+                    st.ttot[parent],
+                    st.ttote[parent],
+                    A,
+                    M,
+                    nmin,
+                    P,
+                )
+        if depth == 0:
+            st.ixh[inst, h + 1 + tree] = new
+        elif st.tleft[st.tstack[depth - 1]] == parent:
+            st.tleft[st.tstack[depth - 1]] = new
+        else:
+            st.tright[st.tstack[depth - 1]] = new
+
+
+@njit(**JIT_INLINE)
+def _t_range(st, ev, tree, root, qv, below, inclusive, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
+    """vec/vext += the registers of the keys below qv (or above; with inclusive, equal
+    too) in the tree at root: O(depth) subtree totals."""
+    node = root
+    while node >= 0:
+        c = _t_cmp(ev, tree, st.tkey[node], qv)
+        inside = (c == 0 and inclusive) or (c < 0 if below else c > 0)
+        if inside:  # the node, and its subtree on the far side from qv
+            _read_block(st.town[node], st.towne[node], 0, 0, vec, vext, A, M, nmin, P)
+            far = st.tleft[node] if below else st.tright[node]
+            if far >= 0:
+                _read_block(st.ttot[far], st.ttote[far], 0, 0, vec, vext, A, M, nmin, P)
+            node = st.tright[node] if below else st.tleft[node]
+        else:
+            node = st.tleft[node] if below else st.tright[node]
+
+
+@njit(**JIT_INLINE)
+def _ix_collect(prog, st, ev, sc, ix, op, pr, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext += the registers of the vertices of index ix in window k whose key
+    satisfies ``key op query`` for event e's query value (program pr)."""
+    kind, qv = _evaluate(prog, st, ev, sc, pr, -1, e)
+    if kind == 0:
+        return
+    P = st.P
+    L = P.shape[0]
+    q = prog.ix_q[ix]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    nmin = prog.q_nmin[q]
+    slot = k % prog.ix_NS[ix]
+    h = 3 * (prog.ix_koff[ix] + slot)
+    if st.ixh[inst, h] != k:
+        return
+    qtree = -1  # NaN, a boolean: only != holds, against every key
+    if kind == 3:
+        qtree = 1
+    elif (kind == 1 or kind == 2) and qv == qv:
+        qtree = 0
+    if op == 1:  # !=: every key but the equal ones of the query's own kind
+        for tree in range(2):
+            root = st.ixh[inst, h + 1 + tree]
+            if root < 0:
+                continue
+            if tree == qtree:
+                _t_range(st, ev, tree, root, qv, True, False, vec, vext, A, M, nmin, P)
+                _t_range(st, ev, tree, root, qv, False, False, vec, vext, A, M, nmin, P)
+            else:
+                _read_block(st.ttot[root], st.ttote[root], 0, 0, vec, vext, A, M, nmin, P)
+        base = prog.ix_aoff[ix] + slot * A * L
+        ebase = prog.ix_eoff[ix] + slot * M
+        _read_block(st.ixa[inst], st.ixe[inst], base, ebase, vec, vext, A, M, nmin, P)
+        return
+    if qtree < 0:
+        return
+    root = st.ixh[inst, h + 1 + qtree]
+    if op == 0:  # =: the node of the key
+        while root >= 0:
+            c = _t_cmp(ev, qtree, st.tkey[root], qv)
+            if c == 0:
+                _read_block(st.town[root], st.towne[root], 0, 0, vec, vext, A, M, nmin, P)
+                return
+            root = st.tleft[root] if c > 0 else st.tright[root]
+        return
+    # < <= (below) and > >= (above)
+    _t_range(st, ev, qtree, root, qv, op <= 3, op == 3 or op == 5, vec, vext, A, M, nmin, P)
 
 
 @njit(**JIT_INLINE)
@@ -598,11 +924,15 @@ def _fold_trailing(prog, st, sc, sp, upto):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_OPTIONS)
 def release_rows(prog, st, rows):  # type: ignore[no-untyped-def]
-    """Return the queue entries of instance rows ``rows`` (freed or reused) to the pool."""
+    """Return the queue entries and index nodes of instance rows ``rows`` (freed or
+    reused) to their pools."""
     for inst in rows:
         for nt in range(prog.nt_q.shape[0]):
             for slot in range(prog.nt_NS[nt]):
                 _nq_reset(st, inst, 4 * (prog.nt_koff[nt] + slot), SENT)
+        for ix in range(prog.ix_q.shape[0]):
+            for slot in range(prog.ix_NS[ix]):
+                _ix_reset(prog, st, ix, inst, slot, SENT)
 
 
 @njit(**JIT_INLINE)
@@ -993,6 +1323,7 @@ def _insert_all(prog, st, ev, sc, n_ent, tg):  # type: ignore[no-untyped-def]
             prog,
             st,
             ev,
+            sc,
             sc.ent[j, 0],
             sc.ent[j, 1],
             sc.ent[j, 2],
@@ -1184,8 +1515,8 @@ def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_INLINE)
 def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
-    """The template's blocked slots, epochs and queues (each entry copied: the two
-    instances prune them apart from now on)."""
+    """The template's blocked slots, epochs, queues (each entry copied: the two
+    instances prune them apart from now on) and indexes (each tree copied)."""
     for r in range(st.blk.shape[1]):
         st.blk[new, r] = st.blk[parent, r]
     for r in range(st.nstart.shape[1]):
@@ -1212,6 +1543,14 @@ def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
                 st.pkey[c, r] = st.pkey[e, r]
                 st.pknd[c, r] = st.pknd[e, r]
             e = st.pnext[e]
+    for r in range(st.ixa.shape[1]):
+        st.ixa[new, r] = st.ixa[parent, r]
+    for r in range(st.ixe.shape[1]):
+        st.ixe[new, r] = st.ixe[parent, r]
+    for h in range(0, st.ixh.shape[1], 3):
+        st.ixh[new, h] = st.ixh[parent, h]
+        st.ixh[new, h + 1] = _t_copy(st, st.ixh[parent, h + 1])
+        st.ixh[new, h + 2] = _t_copy(st, st.ixh[parent, h + 2])
 
 
 @njit(**JIT_OPTIONS)

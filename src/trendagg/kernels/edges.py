@@ -35,7 +35,8 @@ from trendagg.errors import InputError
 from trendagg.io.batch import EventBatch
 from trendagg.language import ast, to_text
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.predicates import EXACT, EdgePredicate, bool_refs, classify
+from trendagg.plan.edge_index import FLIP
+from trendagg.plan.predicates import EXACT, EdgePredicate, bool_refs, classify, expr_refs
 
 # value kinds in the kernel (a comparison or AND/OR pushes a BOOL)
 UNDEFINED, INTEGER, DECIMAL, WORD, OTHER, BOOL = range(6)
@@ -77,15 +78,16 @@ class Program:
 
 
 def compile_program(
-    conds: list[ast.BoolExpr],
-    x_slot: Callable[[str], int],
+    conds: list[ast.BoolExpr] | ast.Expr,
+    x_slot: Callable[[str], int] | None,
     y_column: Callable[[str], int],
     constant: Callable[[int, float], int],
     words: Words,
 ) -> Program:
-    """The stack program of ``AND(conds)``: ``V.a`` reads slot ``x_slot(a)`` of the
-    logged vertex, ``NEXT(W).a`` column ``y_column(a)`` of the event; constants
-    become ``constant(kind, value)`` indices."""
+    """The stack program of ``AND(conds)``, or of the value of one expression: ``V.a``
+    reads slot ``x_slot(a)`` of the logged vertex (with no ``x_slot``, column
+    ``y_column(a)`` of the event, as ``NEXT(W).a`` does); constants become
+    ``constant(kind, value)`` indices."""
     code: list[int] = []
     depth = 0
     top = 0
@@ -103,7 +105,10 @@ def compile_program(
         elif isinstance(e, ast.String):
             push(PUSH_CONST, constant(WORD, float(words.intern([e.value])[0])))
         elif isinstance(e, ast.Attr):
-            push(PUSH_Y, y_column(e.name)) if e.next else push(PUSH_X, x_slot(e.name))
+            if e.next or x_slot is None:
+                push(PUSH_Y, y_column(e.name))
+            else:
+                push(PUSH_X, x_slot(e.name))
         elif isinstance(e, ast.Negate):
             expr(e.operand)
             push(NEGATE, 0, 1)
@@ -122,11 +127,22 @@ def compile_program(
             boolean(item)
         push(ANY if isinstance(c, ast.Or) else ALL, len(c.items), len(c.items))
 
+    if not isinstance(conds, list):  # one value
+        expr(conds)
+        return Program(code, max(depth, 1), to_text(conds))
     for c in conds:
         boolean(c)
     if len(conds) != 1:
         push(ALL, len(conds), len(conds))
     return Program(code, max(depth, 1), " AND ".join(to_text(c) for c in conds))
+
+
+def index_sides(cond: ast.Comparison) -> tuple[str, ast.Expr, ast.Expr]:
+    """(op, key, query) of an indexable condition (:func:`trendagg.plan.edge_index.edge_index`
+    said so): the pair matches iff ``key(x) op query(y)``."""
+    if all(not r.next for r in expr_refs(cond.left)):
+        return cond.op, cond.left, cond.right
+    return FLIP[cond.op], cond.right, cond.left
 
 
 def edge_conditions(
@@ -213,6 +229,7 @@ __all__ = [
     "Words",
     "compile_program",
     "edge_conditions",
+    "index_sides",
     "read_attrs",
     "value_columns",
 ]

@@ -68,7 +68,8 @@ _EXACT_FLOAT_INT = 2**53
 State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
-    "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pkey pknd pool eflag",
+    "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pkey pknd pool eflag "
+    "ixh ixa ixe tkey tleft tright tprio town towne ttot ttote tpool tstack",
 )
 Events = namedtuple(
     "Events",
@@ -225,6 +226,7 @@ class CompiledExecutor:
         self._xint = [True] * len(self.low.extremes)
         self._kinds: dict[str, str] = {}
         self._ranks: dict[str, Ranks] = {}  # attributes whose extremes are ranks (see ranks)
+        self._kept_ranks: set[str] = set()  # ranks the next replay starts from (see _rank)
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
         self._bursts = 0
@@ -240,7 +242,9 @@ class CompiledExecutor:
         self.lanes = lanes
         self.mod = Moduli(lanes)
         for attr in self._ranks:  # no register holds a rank: the replay ranks again
-            self._ranks[attr] = Ranks()
+            if attr not in self._kept_ranks:
+                self._ranks[attr] = Ranks()
+        self._kept_ranks = set()
         self.prog = scaled(self.low.program, lanes)
         # the kernel's bound check (_engine._count_window_events): capacity, s + 1
         self.lim = np.array(
@@ -262,6 +266,7 @@ class CompiledExecutor:
         L = lanes
         n_sets = max(len(self.low.set_types), 1)
         n_gsel = max(max((len(p.groupings) for p in self.low.partitionings), default=1), 1)
+        tree_nodes = self._pool if len(self.low.program.ix_q) else 1
         self.st = State(
             P=self.mod.p,
             PINV=self.mod.pinv,
@@ -303,7 +308,22 @@ class CompiledExecutor:
             pool=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
             # a NEXT condition's integer arithmetic left 2**53 (flag, program)
             eflag=np.zeros(2, dtype=np.int64),
+            # ordered indexes of NEXT conditions (see _engine): per window slot, and nodes
+            ixh=np.zeros((0, w["ixh"]), dtype=np.int64),
+            ixa=np.zeros((0, w["ixa"] * L), dtype=np.int64),
+            ixe=np.zeros((0, w["ixe"]), dtype=np.float64),
+            tkey=np.zeros(tree_nodes, dtype=np.float64),
+            tleft=np.r_[np.arange(1, tree_nodes), -1].astype(np.int64),  # the free list
+            tright=np.full(tree_nodes, -1, dtype=np.int64),
+            tprio=np.zeros(tree_nodes, dtype=np.int64),
+            town=np.zeros((tree_nodes, self.low.max_additive * L), dtype=np.int64),
+            towne=np.zeros((tree_nodes, self.low.max_extreme), dtype=np.float64),
+            ttot=np.zeros((tree_nodes, self.low.max_additive * L), dtype=np.int64),
+            ttote=np.zeros((tree_nodes, self.low.max_extreme), dtype=np.float64),
+            tpool=np.array([0, 0, 0, 0, 2017], dtype=np.int64),  # free, -, in use, most, seed
+            tstack=np.zeros(3 * tree_nodes + 3, dtype=np.int64),
         )
+        self._ixh_row = np.tile(np.array([SENT, -1, -1], dtype=np.int64), w["ixh"] // 3)
         # a queue slot: no window, no entries (see _engine's negation functions)
         self._nq_row = np.tile(np.array([SENT, -1, -1, 0], dtype=np.int64), w["nq"] // 4)
         self._burst_template = self._burst_row()
@@ -313,7 +333,8 @@ class CompiledExecutor:
     def _queues(self) -> bool:
         """True when some query has a NOT, a NEXT condition or a guard."""
         prog = self.prog
-        return bool(len(prog.nt_q) or (prog.g_pr >= 0).any() or (prog.q_nkind >= 0).any())
+        queued = len(prog.nt_q) or len(prog.ix_q)
+        return bool(queued or (prog.g_pr >= 0).any() or (prog.q_nkind >= 0).any())
 
     def _burst_row(self) -> np.ndarray:
         prog = self.prog
@@ -386,6 +407,9 @@ class CompiledExecutor:
                 ("nqa", 0),
                 ("nqe", np.nan),
                 ("nstart", -1),
+                ("ixh", self._ixh_row),
+                ("ixa", 0),
+                ("ixe", np.nan),
             ):
                 self._grow(name, count, fill)
         start = len(self._inst_key) - len(fresh)
@@ -452,7 +476,7 @@ class CompiledExecutor:
             cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
             live |= (cols >= st.closed[sp]).any(axis=1)
         dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
-        if len(prog.nt_q) and dead:
+        if (len(prog.nt_q) or len(prog.ix_q)) and dead:
             _engine.release_rows(prog, st, np.array(dead, dtype=np.int64))
         for inst in dead:
             entry = self._inst_key[inst]
@@ -590,7 +614,10 @@ class CompiledExecutor:
             self._ranks[ranked] = Ranks()
         if pool:
             st = self.st
-            held = sum(a.nbytes for a in (st.pnext, st.ptg, st.padd, st.pext, st.pkey, st.pknd))
+            held = sum(
+                a.nbytes
+                for a in (st.pnext, st.ptg, st.padd, st.pext, st.pkey, st.pknd, st.town, st.ttot)
+            )
             self._check_memory(held, 4 * held)
             self._pool *= 4
         target = self._need + max(self._need // 8, 4)
@@ -602,9 +629,10 @@ class CompiledExecutor:
                     self._attempt(old, None, False, replay=True)
                 return
             except _Rebuild as why:
-                if not why.pool:
+                if why.pool:
+                    self._pool *= 4  # the replay alone fills the pool
+                elif not self._kept_ranks:  # (else: ranks grew, see _rank: replay with them)
                     raise
-                self._pool *= 4  # the replay alone fills the pool
 
     def _relower(self, attr: str) -> None:
         """Lay the program out again with hidden registers for ``attr`` (see
@@ -1273,6 +1301,15 @@ class CompiledExecutor:
         codes = ranks.positions(distinct)
         if codes is not None:
             return codes
+        st = self.st
+        held = st.pool[2] > 0 or st.tpool[2] > 0 or not np.isnan(st.ixe).all()
+        if held and self._pooled(attr):
+            # queue entries and index nodes (NOT, NEXT) hold ranks too, where renumber()
+            # does not reach: replay the open windows with every value ranked so far and
+            # the new ones, so that no rank changes while they hold it
+            self._ranks[attr] = ranks.merged(np.arange(len(ranks), dtype=np.int64), distinct)
+            self._kept_ranks.add(attr)
+            raise _Rebuild()
         if self._slots is None:
             self._slots = extreme_slots(self.low)
         slots = self._slots.get(attr, Slots())
@@ -1293,6 +1330,17 @@ class CompiledExecutor:
         codes = new.positions(distinct)
         assert codes is not None
         return codes
+
+    def _pooled(self, attr: str) -> bool:
+        """True when queues or indexes (their entries, nodes and totals) may hold
+        extremes of ``attr``."""
+        low = self.low
+        prog = low.program
+        return any(
+            source(low.extremes[a])[0] == attr
+            for q in {*prog.nt_q.tolist(), *prog.ix_q.tolist()}
+            for a in low.readouts[q].columns
+        )
 
     def _rows_of(self, kind: str, g: int) -> np.ndarray:
         """The state rows of partitioning ``g`` (kind ``states``), or the result rows of

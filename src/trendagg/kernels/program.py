@@ -11,10 +11,12 @@ integer arrays (a :class:`Program`). Per partition instance the state is
 one row of int64 residues: per query, per window slot, per state, its
 additive registers times the lanes; minima and maxima are float64. A NOT
 becomes a query of its own after the workload's, which signals its matches to
-its parent (:meth:`_Lowering.negations`). A transition with NEXT conditions reads
-the log of its source class (the source vertices one by one, with the values
-the conditions read) through a stack program (:meth:`_Lowering.edge_logs`,
-:mod:`trendagg.kernels.edges`).
+its parent (:meth:`_Lowering.negations`). A transition whose one NEXT condition
+reads ``key(x) op query(y)`` (on no NOT) reads an ordered index of its source
+class's vertices by key; any other transition with NEXT conditions reads the
+log of its source class (the source vertices one by one, with the values the
+conditions read) through a stack program (:meth:`_Lowering.edge_logs`,
+:meth:`_Lowering.edge_tables`, :mod:`trendagg.kernels.edges`).
 
 An attribute that holds integers and decimals both (``mixed``) gets hidden
 registers, since an output shows its own kind (SEMANTICS: integer sums are
@@ -51,8 +53,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from trendagg.kernels.edges import (
+    COMPARISONS,
+    Words,
+    compile_program,
+    edge_conditions,
+    index_sides,
+    read_attrs,
+)
 from trendagg.kernels.edges import Program as Program_
-from trendagg.kernels.edges import Words, compile_program, edge_conditions, read_attrs
 from trendagg.language import ast, to_text
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
@@ -70,7 +79,8 @@ Program = namedtuple(
     "part_sp_ptr part_sp sp_NS sp_moff part_x "
     "q_nkind q_nparent q_nnt q_blk q_trail npred_ptr npred_src npred_nt c_sig_ptr c_sig c_nt_ptr "
     "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns "
-    "nt_log nt_col_ptr nt_col epred_ptr epred_nt epred_pr g_pr pr_ptr pr_code pr_ck pr_cv",
+    "nt_log nt_col_ptr nt_col epred_ptr epred_nt epred_pr g_pr pr_ptr pr_code pr_ck pr_cv "
+    "ipred_ptr ipred_ix ipred_op ipred_pr ix_q ix_key ix_NS ix_koff ix_aoff ix_eoff c_ix_ptr c_ix",
 )
 
 
@@ -404,6 +414,9 @@ class _Lowering:
         # conditions (source state, conditions) and its guards; see edge_tables()
         self.edges: dict[int, list[tuple[int, list[ast.BoolExpr]]]] = {}
         self.guards: dict[int, list[ast.BoolExpr]] = {}
+        # (state, source state) whose one condition reads key(x) op query(y), on no NOT:
+        # answered from an ordered index (see edge_tables())
+        self.indexable: set[tuple[int, int]] = set()
         self.words = Words()
 
     def filter_of(self, plan: QueryPlan, var: str) -> int:
@@ -481,6 +494,8 @@ class _Lowering:
             for t in template.transitions:
                 if t.dst == var and (t.src, var) in edges:
                     self.edges.setdefault(gs, []).append((states.index(t.src), edges[(t.src, var)]))
+                    if (t.src, var) in plan.edge_indexes and t.negation is None:
+                        self.indexable.add((gs, states.index(t.src)))
             if var in guards:
                 self.guards[gs] = guards[var]
             self.preds.append(
@@ -823,6 +838,8 @@ class _Lowering:
         for gs, items in sorted(self.edges.items()):
             for src, conds in items:
                 sc = qs_c[soff[owner[gs]] + src]
+                if (gs, src) in self.indexable:
+                    continue
                 if (gs, src) in negated:
                     log = kept[(qs_c[gs], sc)]
                 else:
@@ -839,7 +856,9 @@ class _Lowering:
         self, nts: list[tuple[int, int, int, int]], reads: dict[tuple[int, int], int]
     ) -> None:
         """The stack programs of NEXT conditions and guards (:mod:`trendagg.kernels.edges`),
-        the logs' columns, and per state the logs it reads with their programs."""
+        the logs' columns, the ordered indexes (one per source class and key
+        expression, with the program of the key; their readers compare a query
+        program's value with ``op``), and per state the logs and indexes it reads."""
         self.edge_columns: list[str] = []
         consts: list[tuple[int, float]] = []
         self.programs: list[Program_] = []
@@ -855,10 +874,33 @@ class _Lowering:
             return len(self.programs) - 1
 
         epreds: list[list[tuple[int, int]]] = [[] for _ in self.preds]
+        ipreds: list[list[tuple[int, int, int]]] = [[] for _ in self.preds]
+        # an ordered index per (source class, key expression): its readers compare
+        ixs: dict[tuple[int, str], int] = {}
+        ix_q, ix_key, ix_NS, c_ix = [], [], [], [[] for _ in self.reps]
+        owner = [qi for qi in range(len(self.q["q_spec"])) for _ in range(self.q["q_S"][qi])]
+        soff = self.q["q_soff"]
         for gs, items in sorted(self.edges.items()):
             for src, conds in items:
-                log = reads[(gs, src)]
-                epreds[gs].append((log, compiled(conds, self.log_columns[log])))
+                if (gs, src) not in self.indexable:
+                    log = reads[(gs, src)]
+                    epreds[gs].append((log, compiled(conds, self.log_columns[log])))
+                    continue
+                (cond,) = conds
+                assert isinstance(cond, ast.Comparison)
+                op, key, query = index_sides(cond)
+                sc = self.qs_c[soff[owner[gs]] + src]
+                ix = ixs.get((sc, to_text(key)))
+                if ix is None:
+                    ix = ixs[(sc, to_text(key))] = len(ix_q)
+                    rep = self.reps[sc][0]
+                    ix_q.append(rep)
+                    ix_NS.append(self.q["q_NS"][rep])
+                    self.programs.append(compile_program(key, None, column, constant, self.words))
+                    ix_key.append(len(self.programs) - 1)
+                    c_ix[sc].append(ix)
+                self.programs.append(compile_program(query, None, column, constant, self.words))
+                ipreds[gs].append((ix, COMPARISONS[op], len(self.programs) - 1))
         g_pr = [-1] * len(self.preds)
         for gs, conds in self.guards.items():
             g_pr[gs] = compiled(conds, [])
@@ -867,6 +909,21 @@ class _Lowering:
         )
         epred_ptr, epred_nt = _csr([[log for log, _ in row] for row in epreds])
         _, epred_pr = _csr([[pr for _, pr in row] for row in epreds])
+        ipred_ptr, ipred_ix = _csr([[ix for ix, _, _ in row] for row in ipreds])
+        _, ipred_op = _csr([[op for _, op, _ in row] for row in ipreds])
+        _, ipred_pr = _csr([[pr for _, _, pr in row] for row in ipreds])
+        c_ix_ptr, c_ix_flat = _csr(c_ix)
+        # per index and window slot: three words (window, root of the numbers' tree, of the
+        # words'), and the totals of the keys ordered with nothing (NaN, booleans)
+        ix_aoff, ix_eoff, ix_koff, widths = _blocks(
+            [list(range(len(ix_q)))],
+            ix_NS,
+            [self.q["q_A"][qi] for qi in ix_q],
+            [self.q["q_M"][qi] for qi in ix_q],
+            ("ixa", "ixe", "ixh"),
+        )
+        self.widths.update(widths)
+        self.widths["ixh"] *= 3
         pr_ptr, pr_code = _csr([p.code for p in self.programs])
         self.key_width = max([len(c) for c in self.log_columns.values()] + [1])
         self.stack = max([p.depth for p in self.programs] + [1])
@@ -878,6 +935,18 @@ class _Lowering:
             epred_nt=epred_nt,
             epred_pr=epred_pr,
             g_pr=_i64(g_pr),
+            ipred_ptr=ipred_ptr,
+            ipred_ix=ipred_ix,
+            ipred_op=ipred_op,
+            ipred_pr=ipred_pr,
+            ix_q=_i64(ix_q),
+            ix_key=_i64(ix_key),
+            ix_NS=_i64(ix_NS),
+            ix_koff=_i64(ix_koff),
+            ix_aoff=_i64(ix_aoff),  # scaled by the lanes in State
+            ix_eoff=_i64(ix_eoff),
+            c_ix_ptr=c_ix_ptr,
+            c_ix=c_ix_flat,
             pr_ptr=pr_ptr,
             pr_code=pr_code,
             pr_ck=_i64([k for k, _ in consts]),
@@ -1122,6 +1191,7 @@ def scaled(program: Program, lanes: int) -> Program:
         c_toff=program.c_toff * lanes,
         q_roff=program.q_roff * lanes,
         nt_aoff=program.nt_aoff * lanes,
+        ix_aoff=program.ix_aoff * lanes,
         set_boff=_boff(program, lanes),
     )
 
