@@ -104,7 +104,7 @@ def _assert_compiled_equal_twostep(
         assert canon(_run(text, records, strategy)) == expected, strategy
     with monkeypatch.context() as m:
         m.setattr(kexec, "CHUNK", 3)
-        m.setattr(kexec, "POOL", 1)  # grows (with a replay) as the queues need
+        m.setattr(kexec, "POOL", 1)  # grows (with a replay) as the queues and logs need
         for strategy in STRATEGIES:
             assert canon(_run(text, records, strategy)) == expected, strategy
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_kernels import STRATEGIES, _run
+from test_negation import _assert_compiled_equal_twostep, _stream
 
 from helpers import canon
 from trendagg.engine import run_strategy
@@ -114,36 +115,12 @@ def _events(draw: st.DrawFn) -> list[dict[str, object]]:
     return events
 
 
-def _assert_compiled_equal_twostep(
-    monkeypatch: pytest.MonkeyPatch, text: str, records: list[dict[str, object]]
-) -> None:
-    plans = compile_workload(parse(text))
-    assert sharing_plan(plans, "hamlet").on("python") == []
-    expected = canon(_run(text, records, "twostep"))
-    for strategy in STRATEGIES:
-        assert canon(_run(text, records, strategy)) == expected, strategy
-    with monkeypatch.context() as m:
-        m.setattr(kexec, "CHUNK", 3)
-        m.setattr(kexec, "POOL", 1)  # the logs grow the pool (with a replay)
-        for strategy in STRATEGIES:
-            assert canon(_run(text, records, strategy)) == expected, strategy
-
-
 @given(next_workloads())
 def test_next_conditions_run_compiled_and_equal_twostep(
     monkeypatch: pytest.MonkeyPatch, case: tuple[str, list[dict[str, object]]]
 ) -> None:
     text, records = case
     _assert_compiled_equal_twostep(monkeypatch, text, records)
-
-
-def _stream(spec: str, **attrs: dict[str, object]) -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
-    for token in spec.split():
-        event: dict[str, object] = {"type": token[0].upper(), "time": int(token[1:])}
-        event.update(attrs.get(token, {}))
-        out.append(event)
-    return out
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

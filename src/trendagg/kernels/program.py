@@ -419,6 +419,10 @@ class _Lowering:
         self.indexable: set[tuple[int, int]] = set()
         self.words = Words()
 
+    def owner(self) -> list[int]:
+        """The query of every state (by global state index)."""
+        return [qi for qi in range(len(self.q["q_spec"])) for _ in range(self.q["q_S"][qi])]
+
     def filter_of(self, plan: QueryPlan, var: str) -> int:
         info = plan.vars[var]
         texts = tuple(sorted(to_text(p.condition) for p in info.local))  # type: ignore[attr-defined]
@@ -777,7 +781,7 @@ class _Lowering:
             if src >= 0:
                 c_nt[qs_c[src]].append(i)
         # a negated transition is read from its queue, apart from the other predecessors
-        owner = [qi for qi in range(len(q["q_spec"])) for _ in range(q["q_S"][qi])]
+        owner = self.owner()
         negated = {(gs, x) for gs, items in self.negs.items() for x, _, _ in items if x >= 0}
         edged = {(gs, x) for gs, items in self.edges.items() for x, _ in items}
         self.plain_preds = [
@@ -829,8 +833,8 @@ class _Lowering:
         that class shares. Returns (state, source state) -> log, per transition with
         conditions, and sets each log's columns (the attributes its readers' conditions
         read on x) in ``self.log_columns``."""
-        q, qs_c, reps, soff = self.q, self.qs_c, self.reps, self.q["q_soff"]
-        owner = [qi for qi in range(len(q["q_spec"])) for _ in range(q["q_S"][qi])]
+        qs_c, reps, soff = self.qs_c, self.reps, self.q["q_soff"]
+        owner = self.owner()
         negated = {(gs, x) for gs, items in self.negs.items() for x, _, _ in items if x >= 0}
         of_class: dict[int, int] = {}
         reads: dict[tuple[int, int], int] = {}
@@ -878,7 +882,7 @@ class _Lowering:
         # an ordered index per (source class, key expression): its readers compare
         ixs: dict[tuple[int, str], int] = {}
         ix_q, ix_key, ix_NS, c_ix = [], [], [], [[] for _ in self.reps]
-        owner = [qi for qi in range(len(self.q["q_spec"])) for _ in range(self.q["q_S"][qi])]
+        owner = self.owner()
         soff = self.q["q_soff"]
         for gs, items in sorted(self.edges.items()):
             for src, conds in items:
