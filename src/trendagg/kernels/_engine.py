@@ -427,10 +427,16 @@ def _nq_advance(prog, st, nt, inst, slot, ms):  # type: ignore[no-untyped-def]
 # each entry with the transition's stack program (trendagg.kernels.edges).
 
 
-@njit(**JIT_INLINE)
+@njit(**JIT_OPTIONS)
 def _add_log(prog, st, ev, sc, q, nt, pr, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
     """vec/vext += the registers of the vertices of log nt in window k for which program
-    pr holds with event e as the next event."""
+    pr holds with event e as the next event. (This and the index functions are called,
+    not inlined: inlined at each place _gather is, they made the kernel compiled for
+    queues take minutes longer to compile, for a call's cost per transition.)"""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
     P = st.P
     A = prog.q_A[q]
     M = prog.q_M[q]
@@ -560,6 +566,16 @@ def _evaluate(prog, st, ev, sc, pr, entry, e):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
+def _value(prog, st, ev, sc, pr, e):  # type: ignore[no-untyped-def]
+    """(kind, value) of the expression program pr on event e: read at once when it is one
+    attribute (``T.speed``), the common key and query."""
+    i = prog.pr_ptr[pr]
+    if prog.pr_ptr[pr + 1] - i == 2 and prog.pr_code[i] == 1:  # PUSH_Y: one attribute
+        return ev.xk[prog.pr_code[i + 1], e], ev.xv[prog.pr_code[i + 1], e]
+    return _evaluate(prog, st, ev, sc, pr, -1, e)
+
+
+@njit(**JIT_INLINE)
 def _t_cmp(ev, tree, a, b):  # type: ignore[no-untyped-def]
     """-1, 0 or 1 for key a against key b of tree 0 (numbers) or 1 (words, by rank)."""
     if tree == 1:
@@ -686,10 +702,14 @@ def _ix_reset(prog, st, ix, inst, slot, k):  # type: ignore[no-untyped-def]
         st.ixe[inst, ebase + r] = np.nan
 
 
-@njit(**JIT_INLINE)
+@njit(**JIT_OPTIONS)
 def _ix_insert(prog, st, ev, sc, ix, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
     """Add a vertex of event e (registers vec/vext) in window k to index ix under its key."""
-    kind, key = _evaluate(prog, st, ev, sc, prog.ix_key[ix], -1, e)
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    kind, key = _value(prog, st, ev, sc, prog.ix_key[ix], e)
     if kind == 0:  # no key (x / 0, 'a' + 1): the condition holds for no next event
         return
     P = st.P
@@ -797,11 +817,15 @@ def _t_range(st, ev, tree, root, qv, below, inclusive, vec, vext, A, M, nmin, P)
             node = st.tleft[node] if below else st.tright[node]
 
 
-@njit(**JIT_INLINE)
+@njit(**JIT_OPTIONS)
 def _ix_collect(prog, st, ev, sc, ix, op, pr, inst, k, e, vec, vext):  # type: ignore[no-untyped-def]
     """vec/vext += the registers of the vertices of index ix in window k whose key
     satisfies ``key op query`` for event e's query value (program pr)."""
-    kind, qv = _evaluate(prog, st, ev, sc, pr, -1, e)
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    sc = borrow(sc)
+    kind, qv = _value(prog, st, ev, sc, pr, e)
     if kind == 0:
         return
     P = st.P
