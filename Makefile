@@ -20,9 +20,10 @@ $(STAMP): pyproject.toml | check-python
 demo: $(STAMP)
 	$(BIN)/trendagg demo
 
-# pytest exits 5 when it collects no test: say so instead of failing silently
+# pytest exits 5 when it collects no test: say so instead of failing silently. Two
+# processes (pytest-xdist); the Spark tests share one of them (tests/conftest.py).
 test: $(STAMP)
-	@$(BIN)/python -m pytest -q; rc=$$?; \
+	@$(BIN)/python -m pytest -q -n 2 --dist loadgroup; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 0; fi; exit $$rc
 
 test-slow: $(STAMP)

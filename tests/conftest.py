@@ -51,3 +51,26 @@ def spark() -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the two kernels at once, before the tests (and their workers) start.
+
+    Left to the tests, the first test of each kind compiles its kernel, one after the
+    other: minutes each on a fresh clone. Once cached this only loads them. Only for
+    the whole suite (no paths given): a few test files compile what they use."""
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1" or hasattr(config, "workerinput"):
+        return  # (the tests run as Python; or an xdist worker: the controller did it)
+    if config.option.collectonly or config.args != list(config.getini("testpaths")):
+        return
+    from trendagg.kernels.warm import warm_kernels
+
+    warm_kernels(quiet=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``make test`` runs two workers), the tests that use the
+    shared SparkSession run on one worker, so one JVM serves them all."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -23,7 +23,7 @@ values the conditions read on it, and tests each entry against the new event
 with the transition's stack program (``_holds``, :mod:`trendagg.kernels.edges`);
 a guard (a condition on the next event alone) that fails leaves an event only
 its start. Workloads without a NOT or a NEXT condition run a ``run_chunk``
-compiled without the code of queues (``QUEUES``).
+compiled without the code of queues (``qs``, below).
 
 An event is processed in its partition instance (``pid``) and, for a
 partitioning with qualified attributes, in every instance that agrees with it
@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 
 from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
 from trendagg.kernels._borrow import borrow
@@ -69,19 +68,19 @@ from trendagg.kernels._rns import mulmod
 SENT = -(2**62)  # an empty window slot
 
 
-def QUEUES(st):  # type: ignore[no-untyped-def]  # noqa: N802 (a constant where compiled)
-    """True when the workload has a NOT or a NEXT condition (queues of vertices):
-    ``st.neg`` is one-dimensional then, two-dimensional if not. Compiled, this is a
-    constant of the state's type: ``run_chunk`` is compiled once per case, and without
-    queues no code of them remains (their hooks on the per-event path cost every
-    workload 25-35% of run_chunk's time when they were tested at run time)."""
-    return st.neg.ndim == 1
-
-
-@overload(QUEUES, jit_options=JIT_INLINE)
-def _queues_typed(st):  # type: ignore[no-untyped-def]
-    flag = dict(zip(st.fields, st.types, strict=True))["neg"].ndim == 1
-    return (lambda st: True) if flag else (lambda st: False)
+# Queues (a NOT or a NEXT condition in the workload): ``st.neg`` is one-dimensional
+# then, two-dimensional if not. The functions with code of queues take it as ``qs``
+# and test ``qs.ndim == 1``: numba reads an argument's ndim as a constant and prunes
+# the dead branch before typing, so a kernel without queues neither holds nor
+# compiles their code (its hooks on the per-event path cost every workload 25-35% of
+# run_chunk's time when they were tested at run time; compiling them anyway cost a
+# workload without them about a third of its compile time). The test must read an
+# argument, not ``st.neg``: numba folds the ndim of arguments only.
+#
+# Calls pass ``np.int64(-1)`` (or a variable set from one), never a literal such as
+# ``-1`` or ``0``: numba compiles a function once per literal value it is passed, and
+# then once more for int64, and so does every function it calls with that argument
+# (literals doubled the plain kernel's compile time).
 
 
 @njit(**JIT_OPTIONS)
@@ -148,7 +147,7 @@ NO_PREDECESSORS = -2  # _gather's skip: only the start (a guard failed)
 
 
 @njit(**JIT_INLINE)
-def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip):  # type: ignore[no-untyped-def]
+def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip, qs):  # type: ignore[no-untyped-def]
     """vec/vext = start + registers entering state s of query q in window k, for event e
     (-1: a burst's, which has no NEXT conditions) of time group tgv, but for the
     predecessor state ``skip`` (-1: none; NO_PREDECESSORS: all); True if any trend. A
@@ -163,7 +162,7 @@ def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip):  # type: 
     for r in range(M):
         vext[r] = np.nan
     if s == prog.q_start[q] and not (
-        QUEUES(st) and prog.q_blk[q] >= 0 and _blocked(prog, st, q, inst, k, tgv)
+        qs.ndim == 1 and prog.q_blk[q] >= 0 and _blocked(prog, st, q, inst, k, tgv)
     ):
         for lane in range(L):
             vec[lane] = 1
@@ -173,7 +172,7 @@ def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip):  # type: 
             src = prog.pred_src[j]
             if src != skip:
                 _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
-        if QUEUES(st):  # negated transitions (never the burst's own loop): their queues
+        if qs.ndim == 1:  # negated transitions (never the burst's own loop): their queues
             for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
                 _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
             if e >= 0:
@@ -249,7 +248,7 @@ def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext):  # type: ignore[no-untyped-def]
+def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext, qs):  # type: ignore[no-untyped-def]
     """Add a new vertex (event e, time group tg) to its state class's window total, to the
     queues of negated transitions and the logs of NEXT conditions from it, and to the
     results of every query whose END is in that class (or signal the parent of a
@@ -264,12 +263,12 @@ def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext):  # type: ignore[
     base = prog.c_toff[c] + slot * A * L
     ebase = prog.c_eoff[c] + slot * M
     _add_block(st.tot[inst], st.ext[inst], base, ebase, vec, vext, A, M, nmin, P)
-    if QUEUES(st):
+    if qs.ndim == 1:
         for j in range(prog.c_nt_ptr[c], prog.c_nt_ptr[c + 1]):
             _nq_append(prog, st, ev, prog.c_nt[j], inst, k, tg, e, vec, vext)
         for j in range(prog.c_ix_ptr[c], prog.c_ix_ptr[c + 1]):
             _ix_insert(prog, st, ev, sc, prog.c_ix[j], inst, k, e, vec, vext)
-    _end_results(prog, st, ev, c, inst, k, tg, vec, vext)
+    _end_results(prog, st, ev, c, inst, k, tg, vec, vext, qs)
 
 
 # ----------------------------------------------------------------------------- negation
@@ -277,7 +276,7 @@ def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext):  # type: ignore[
 # and window slot: four words in st.nq (window, first entry, last entry, entries), its
 # running total in st.nqa/st.nqe, entries in the pool (pnext, ptg: the time group of the
 # entry's first vertex, padd, pext); st.pool: free list, full (1), entries in use, most
-# in use. Only a kernel compiled for a NOT (QUEUES) holds calls to them; the ones on
+# in use. Only a kernel compiled for queues (``qs``) holds calls to them; the ones on
 # the per-vertex path (_add_queue, _nq_append) are inlined, the others (_signal, once
 # per match; _fold_trailing, once per window close) are functions of their own.
 
@@ -572,7 +571,7 @@ def _value(prog, st, ev, sc, pr, e):  # type: ignore[no-untyped-def]
     i = prog.pr_ptr[pr]
     if prog.pr_ptr[pr + 1] - i == 2 and prog.pr_code[i] == 1:  # PUSH_Y: one attribute
         return ev.xk[prog.pr_code[i + 1], e], ev.xv[prog.pr_code[i + 1], e]
-    return _evaluate(prog, st, ev, sc, pr, -1, e)
+    return _evaluate(prog, st, ev, sc, pr, np.int64(-1), e)
 
 
 @njit(**JIT_INLINE)
@@ -849,8 +848,36 @@ def _ix_collect(prog, st, ev, sc, ix, op, pr, inst, k, e, vec, vext):  # type: i
             if root < 0:
                 continue
             if tree == qtree:
-                _t_range(st, ev, tree, root, qv, True, False, vec, vext, A, M, nmin, P)
-                _t_range(st, ev, tree, root, qv, False, False, vec, vext, A, M, nmin, P)
+                _t_range(
+                    st,
+                    ev,
+                    tree,
+                    root,
+                    qv,
+                    np.bool_(True),
+                    np.bool_(False),
+                    vec,
+                    vext,
+                    A,
+                    M,
+                    nmin,
+                    P,
+                )
+                _t_range(
+                    st,
+                    ev,
+                    tree,
+                    root,
+                    qv,
+                    np.bool_(False),
+                    np.bool_(False),
+                    vec,
+                    vext,
+                    A,
+                    M,
+                    nmin,
+                    P,
+                )
             else:
                 _read_block(st.ttot[root], st.ttote[root], 0, 0, vec, vext, A, M, nmin, P)
         base = prog.ix_aoff[ix] + slot * A * L
@@ -943,7 +970,7 @@ def _fold_trailing(prog, st, sc, sp, upto):  # type: ignore[no-untyped-def]
                     gi = st.inst_ginst[inst, prog.q_gsel[q]]
                     if gi >= 0:  # (a template has no group, and no trends)
                         _add_result(prog, st, q, gi, k, sc.vec, sc.vext)
-                _nq_reset(st, inst, h, SENT)
+                _nq_reset(st, inst, h, np.int64(SENT))
 
 
 @njit(**JIT_OPTIONS)
@@ -953,7 +980,7 @@ def release_rows(prog, st, rows):  # type: ignore[no-untyped-def]
     for inst in rows:
         for nt in range(prog.nt_q.shape[0]):
             for slot in range(prog.nt_NS[nt]):
-                _nq_reset(st, inst, 4 * (prog.nt_koff[nt] + slot), SENT)
+                _nq_reset(st, inst, 4 * (prog.nt_koff[nt] + slot), np.int64(SENT))
         for ix in range(prog.ix_q.shape[0]):
             for slot in range(prog.ix_NS[ix]):
                 _ix_reset(prog, st, ix, inst, slot, SENT)
@@ -975,18 +1002,18 @@ def _add_block(add, ext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore
 
 
 @njit(**JIT_INLINE)
-def _end_results(prog, st, ev, c, inst, k, tg, vec, vext):  # type: ignore[no-untyped-def]
+def _end_results(prog, st, ev, c, inst, k, tg, vec, vext, qs):  # type: ignore[no-untyped-def]
     for j in range(prog.c_end_ptr[c], prog.c_end_ptr[c + 1]):
         eq = prog.c_end_q[j]
         gi = st.inst_ginst[inst, prog.q_gsel[eq]]
         _add_result(prog, st, eq, gi, k, vec, vext)
-    if QUEUES(st):
+    if qs.ndim == 1:
         for j in range(prog.c_sig_ptr[c], prog.c_sig_ptr[c + 1]):
             eq = prog.c_sig[j]
             if prog.q_nkind[eq] >= 0:  # a match of a negative query (latest start in vext)
                 _signal(prog, st, eq, inst, k, tg, vext[0])
             else:  # results that a trailing NOT may still drop
-                _nq_append(prog, st, ev, prog.q_trail[eq], inst, k, tg, -1, vec, vext)
+                _nq_append(prog, st, ev, prog.q_trail[eq], inst, k, tg, np.int64(-1), vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -1107,36 +1134,21 @@ def _burst_add(prog, st, ev, b, inst, e):  # type: ignore[no-untyped-def]
             st.burf[inst, foff + 2 * j + 1] = v
 
 
+@njit(**JIT_INLINE)
 def _log_decision(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
     """One row of the decision log (for explain): set, partition, first event, events, the
-    two costs, and whether the burst was shared. A one-dimensional ``dlog`` is no log."""
+    two costs, and whether the burst was shared, while the log has room (a run without a
+    log has a log of no rows: one kernel for both, tested once per burst)."""
     d = stats[3]
-    if dlog.ndim == 2 and d < dlog.shape[0]:
-        for j, v in enumerate((b, inst, first, n, shared_cost, nonshared, 1 if shared else 0)):
-            dlog[d, j] = v
+    if d < dlog.shape[0]:
+        dlog[d, 0] = b
+        dlog[d, 1] = inst
+        dlog[d, 2] = first
+        dlog[d, 3] = n
+        dlog[d, 4] = shared_cost
+        dlog[d, 5] = nonshared
+        dlog[d, 6] = 1 if shared else 0
         stats[3] = d + 1
-
-
-@overload(_log_decision, jit_options=JIT_INLINE)
-def _log_decision_typed(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
-    """Compiled: a run without a log (a one-dimensional ``dlog``) compiles to nothing here,
-    so the burst flush that runs for every burst pays nothing for explain."""
-    if dlog.ndim != 2:
-        return lambda dlog, stats, b, inst, first, n, shared_cost, nonshared, shared: None
-
-    def log(dlog, stats, b, inst, first, n, shared_cost, nonshared, shared):  # type: ignore[no-untyped-def]
-        d = stats[3]
-        if d < dlog.shape[0]:
-            dlog[d, 0] = b
-            dlog[d, 1] = inst
-            dlog[d, 2] = first
-            dlog[d, 3] = n
-            dlog[d, 4] = shared_cost
-            dlog[d, 5] = nonshared
-            dlog[d, 6] = 1 if shared else 0
-            stats[3] = d + 1
-
-    return log
 
 
 @njit(**JIT_INLINE)
@@ -1165,7 +1177,7 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     # them per register, query and window
     shared = st.mode[0] == 2
     nonshared = shared_cost = 0
-    if st.mode[0] == 1 or st.dlog.ndim == 2:  # (ndim is known when compiling)
+    if st.mode[0] == 1 or st.dlog.shape[0] > 0:
         nonshared = n * a_total * L
         shared_cost = (
             n * prog.set_eunits[b] * L + a_total * L * prog.cost_apply[0] // prog.cost_apply[1]
@@ -1176,14 +1188,14 @@ def _burst_flush(prog, st, ev, sc, b, inst):  # type: ignore[no-untyped-def]
     st.stats[0] += 1
     if shared:
         st.stats[1] += 1
-        _burst_apply(prog, st, ev, sc, b, inst, first)
+        _burst_apply(prog, st, ev, sc, b, inst, first, st.neg)
     else:
         _burst_replay(prog, st, ev, sc, b, inst, first)
     _burst_reset(prog, st, b, inst)
 
 
 @njit(**JIT_INLINE)
-def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-def]
+def _burst_apply(prog, st, ev, sc, b, inst, first, qs):  # type: ignore[no-untyped-def]
     L = st.P.shape[0]
     P = st.P
     PINV = st.PINV
@@ -1205,7 +1217,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
         cls = prog.qs_c[gs]
         for k in range(max(ev.klo[sp, first], st.closed[sp]), ev.khi[sp, first]):
             slot = _claim(prog, st, cls, inst, k)
-            _gather(prog, st, ev, sc, q, s, inst, k, -1, tgf, x, xe, s)  # X: start + E's others
+            _gather(
+                prog, st, ev, sc, q, s, inst, k, np.int64(-1), tgf, x, xe, s, qs
+            )  # X: start + E's others
             tbase = prog.c_toff[cls] + slot * A * L
             any_trend = False
             for lane in range(L):
@@ -1224,7 +1238,7 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                         p,
                     )
             for rj in range(prog.cnt_ptr[gs], prog.cnt_ptr[gs + 1]):
-                _own_coef(prog, st, inst, c, nw, 0, prog.cnt_reg[rj], tbase, x, new)
+                _own_coef(prog, st, inst, c, nw, np.int64(0), prog.cnt_reg[rj], tbase, x, new)
             for rj in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
                 wj = prog.set_wmap[b, prog.sum_w[rj]]
                 _own_coef(prog, st, inst, c, nw, wj, prog.sum_reg[rj], tbase, x, new)
@@ -1244,9 +1258,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                 if _better(v, cur, reg < nmin):
                     newe[reg] = v
             ends = prog.c_end_ptr[cls] < prog.c_end_ptr[cls + 1] or (
-                QUEUES(st) and prog.c_sig_ptr[cls] < prog.c_sig_ptr[cls + 1]
+                qs.ndim == 1 and prog.c_sig_ptr[cls] < prog.c_sig_ptr[cls + 1]
             )
-            queued = QUEUES(st) and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
+            queued = qs.ndim == 1 and prog.c_nt_ptr[cls] < prog.c_nt_ptr[cls + 1]
             if ends or queued:
                 # the burst's vertices add up to new - T0 (their extremes are newe: each
                 # extends T0 or X); no event of a negative query falls inside a burst
@@ -1257,9 +1271,9 @@ def _burst_apply(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-d
                         x[i] = _addmod(new[i], P[lane] - st.tot[inst, tbase + i], P[lane])
                 if queued:
                     for rj in range(prog.c_nt_ptr[cls], prog.c_nt_ptr[cls + 1]):
-                        _nq_append(prog, st, ev, prog.c_nt[rj], inst, k, tgf, -1, x, newe)
+                        _nq_append(prog, st, ev, prog.c_nt[rj], inst, k, tgf, np.int64(-1), x, newe)
                 if ends:
-                    _end_results(prog, st, ev, cls, inst, k, tgf, x, newe)
+                    _end_results(prog, st, ev, cls, inst, k, tgf, x, newe, qs)
             for r in range(A * L):
                 st.tot[inst, tbase + r] = new[r]
             for r in range(M):
@@ -1290,11 +1304,11 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
     while e >= 0:
         tg = ev.tg[e]
         group_end = e
-        n_ent = 0
+        n_ent = np.int64(0)
         while group_end >= 0 and ev.tg[group_end] == tg:
             for j in range(prog.set_q_ptr[b], prog.set_q_ptr[b + 1]):
                 n_ent = _compute(
-                    prog, st, ev, sc, prog.set_q[j], prog.set_s[j], inst, group_end, n_ent
+                    prog, st, ev, sc, prog.set_q[j], prog.set_s[j], inst, group_end, n_ent, st.neg
                 )
             group_end = ev.bnext[b, group_end]
         _insert_all(prog, st, ev, sc, n_ent, tg)
@@ -1305,19 +1319,19 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
 
 
 @njit(**JIT_INLINE)
-def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped-def]
+def _compute(prog, st, ev, sc, q, s, inst, e, n_ent, qs):  # type: ignore[no-untyped-def]
     """Phase 1 for one binding: the registers of event e's vertices, into the scratch."""
     sp = prog.q_spec[q]
     A = prog.q_A[q]
     M = prog.q_M[q]
     L = st.P.shape[0]
-    skip = -1
-    if QUEUES(st):  # a guard that fails leaves the event only its start
+    skip = np.int64(-1)
+    if qs.ndim == 1:  # a guard that fails leaves the event only its start
         pr = prog.g_pr[prog.q_soff[q] + s]
-        if pr >= 0 and not _holds(prog, st, ev, sc, pr, -1, e):
+        if pr >= 0 and not _holds(prog, st, ev, sc, pr, np.int64(-1), e):
             skip = NO_PREDECESSORS
     for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-        if not _gather(prog, st, ev, sc, q, s, inst, k, e, ev.tg[e], sc.vec, sc.vext, skip):
+        if not _gather(prog, st, ev, sc, q, s, inst, k, e, ev.tg[e], sc.vec, sc.vext, skip, qs):
             continue
         _own(prog, st, ev, q, s, e, sc.vec, sc.vext)
         c = prog.qs_c[prog.q_soff[q] + s]
@@ -1325,7 +1339,7 @@ def _compute(prog, st, ev, sc, q, s, inst, e, n_ent):  # type: ignore[no-untyped
             # no state reads the class (an END without successors): the vertex only adds
             # to results, which nothing reads before they are emitted, so at once and
             # without registers of its own (a seventh of the kernel's time with 50 queries)
-            _end_results(prog, st, ev, c, inst, k, ev.tg[e], sc.vec, sc.vext)
+            _end_results(prog, st, ev, c, inst, k, ev.tg[e], sc.vec, sc.vext, qs)
             continue
         sc.ent[n_ent, 0] = q
         sc.ent[n_ent, 1] = s
@@ -1356,6 +1370,7 @@ def _insert_all(prog, st, ev, sc, n_ent, tg):  # type: ignore[no-untyped-def]
             sc.ent[j, 4],
             sc.eadd[j],
             sc.eext[j],
+            st.neg,
         )
 
 
@@ -1468,7 +1483,7 @@ def _count_in(prog, st, ev, e, g, inst, role, lim):  # type: ignore[no-untyped-d
 
 
 @njit(**JIT_OPTIONS)
-def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-def]
+def _others(prog, st, ev, sc, i, j, tg, lim, n_ent, qs):  # type: ignore[no-untyped-def]
     """Events i..j in the instances other than their own: with ``lim``, step 2 (count
     them in their windows, flush the bursts they interrupt; -1 when a window outgrows
     the lanes, else 0); without (``lim[0] < 0``), phase 1, returning ``n_ent``. Their
@@ -1481,7 +1496,7 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-
     for e in range(i, j):
         ty = ev.types[e]
         if lim[0] >= 0:
-            if QUEUES(st):
+            if qs.ndim == 1:
                 for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
                     n_q = prog.ty_ns[jn]  # a new epoch in every instance it goes to
                     g = prog.q_part[n_q]
@@ -1514,12 +1529,12 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent):  # type: ignore[no-untyped-
             if f >= 0 and not ev.filt[f, e]:
                 continue
             for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
-                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], ev.xinst[x], e, n_ent)
+                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], ev.xinst[x], e, n_ent, qs)
     return 0 if lim[0] >= 0 else n_ent
 
 
 @njit(**JIT_OPTIONS)
-def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
+def _copy_instance(st, new, parent, qs):  # type: ignore[no-untyped-def]
     """A new partition instance starts from a template's state: the events it has seen
     are those the new instance would have (qualified attributes, see executor). (Loops,
     not slices: no array views in the kernel.)"""
@@ -1533,7 +1548,7 @@ def _copy_instance(st, new, parent):  # type: ignore[no-untyped-def]
         st.mkeys[new, r] = st.mkeys[parent, r]
         st.mcnt[new, r] = st.mcnt[parent, r]
         st.mrep[new, r] = st.mrep[parent, r]
-    if QUEUES(st):
+    if qs.ndim == 1:
         _copy_negations(st, new, parent)
 
 
@@ -1578,7 +1593,7 @@ def _copy_negations(st, new, parent):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_OPTIONS)
-def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-untyped-def]
+def run_chunk(prog, st, ev, sc, out, close_to, final, lim, qs):  # type: ignore[no-untyped-def]
     """Run the chunk's events; then close windows below close_to (all when final).
 
     Returns 0, or 1 when a window's trends outgrow what the lanes hold exactly
@@ -1596,18 +1611,18 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
     cp = 0
     others = ev.xinst.shape[0] > 0  # some event is processed in other instances
     trailing = False  # some query's results wait for its trailing NOT
-    if QUEUES(st):
+    if qs.ndim == 1:
         for q in range(prog.q_trail.shape[0]):
             if prog.q_trail[q] >= 0:
                 trailing = True
     no_lim = np.full(2, -1, dtype=np.int64)
-    i = 0
+    i = np.int64(0)
     while i < n:
         tg = ev.tg[i]
         j = i
         while j < n and ev.tg[j] == tg:
             j += 1
-        if QUEUES(st) and st.pool[1]:  # a queue found the pool full: nothing is final
+        if qs.ndim == 1 and st.pool[1]:  # a queue found the pool full: nothing is final
             return 2
         # 1. close the windows that end by this time
         flushed = False
@@ -1623,14 +1638,14 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 st.closed[sp] = c
         # new partition instances of this time group that start from a template
         while cp < ev.cp_tg.shape[0] and ev.cp_tg[cp] <= tg:
-            _copy_instance(st, ev.cp_new[cp], ev.cp_par[cp])
+            _copy_instance(st, ev.cp_new[cp], ev.cp_par[cp], qs)
             cp += 1
         # 2. count events per window; flush bursts that this time group interrupts
         for e in range(i, j):
             if not _count_window_events(prog, st, ev, e, lim):
                 return 1
             ty = ev.types[e]
-            if QUEUES(st):
+            if qs.ndim == 1:
                 for jn in range(prog.ty_ns_ptr[ty], prog.ty_ns_ptr[ty + 1]):
                     n_q = prog.ty_ns[jn]  # a new epoch of the queues its matches prune
                     inst = ev.pid[prog.q_part[n_q], e]
@@ -1652,10 +1667,12 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                     _burst_flush(prog, st, ev, sc, b, inst)
                 elif st.bur[inst, off] >= 0 and st.bur[inst, off] != ev.pane[b, e]:
                     _burst_flush(prog, st, ev, sc, b, inst)
-        if others and _others(prog, st, ev, sc, i, j, tg, lim, 0) < 0:  # the same there
+        if (
+            others and _others(prog, st, ev, sc, i, j, tg, lim, np.int64(0), qs) < 0
+        ):  # the same there
             return 1
         # 3. phase 1: every binding that no burst takes
-        n_ent = 0
+        n_ent = np.int64(0)
         for e in range(i, j):
             ty = ev.types[e]
             for bj in range(prog.ty_ptr[ty], prog.ty_ptr[ty + 1]):
@@ -1670,9 +1687,9 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
                 b = prog.b_set[bi]
                 if b >= 0 and st.mode[0] > 0 and st.mixed[inst, b] != tg:
                     continue  # joins the burst below
-                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent)
+                n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], inst, e, n_ent, qs)
         if others:
-            n_ent = _others(prog, st, ev, sc, i, j, tg, no_lim, n_ent)
+            n_ent = _others(prog, st, ev, sc, i, j, tg, no_lim, n_ent, qs)
         # 4. phase 2: insert; extend bursts
         _insert_all(prog, st, ev, sc, n_ent, tg)
         if st.mode[0] > 0:
@@ -1691,14 +1708,14 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim):  # type: ignore[no-u
         i = j
     # the chunk's bursts end with it (their event indices are the chunk's)
     _flush_all(prog, st, ev, sc)
-    if QUEUES(st) and st.pool[1]:
+    if qs.ndim == 1 and st.pool[1]:
         return 2
     for sp in range(st.closed.shape[0]):
         c = close_to[sp]
         if final:
             if trailing:
-                _fold_trailing(prog, st, sc, sp, 2**62)
-            _emit(prog, st, out, sp, 2**62)
+                _fold_trailing(prog, st, sc, sp, np.int64(2**62))
+            _emit(prog, st, out, sp, np.int64(2**62))
         elif c > st.closed[sp]:
             if trailing:
                 _fold_trailing(prog, st, sc, sp, c)

@@ -61,7 +61,12 @@ from trendagg.plan.windows import as_number
 
 SENT = _engine.SENT
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
-POOL = 1 << 10  # queue entries of the negations at first (grown 4x when full)
+#: Queue entries (and index nodes) at first, in a workload with queues (a NOT or a NEXT
+#: condition), as long as they take at most POOL_BYTES (at least 1,024 entries); grown
+#: 4x, with a replay of the open windows, when full. (1,024 at first made issue #15's
+#: varied workload with NOT replay its windows six times in 500,000 events.)
+POOL = 1 << 16
+POOL_BYTES = 16 << 20
 MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2}
 _EXACT_FLOAT_INT = 2**53
 
@@ -232,7 +237,7 @@ class CompiledExecutor:
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
-        self._pool = POOL
+        self._pool = 0  # queue entries (0: the first size, see POOL)
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -266,7 +271,8 @@ class CompiledExecutor:
         L = lanes
         n_sets = max(len(self.low.set_types), 1)
         n_gsel = max(max((len(p.groupings) for p in self.low.partitionings), default=1), 1)
-        tree_nodes = self._pool if len(self.low.program.ix_q) else 1
+        entries = (self._pool or self._first_pool(L)) if self._queues() else 1
+        tree_nodes = entries if len(self.low.program.ix_q) else 1
         self.st = State(
             P=self.mod.p,
             PINV=self.mod.pinv,
@@ -288,9 +294,8 @@ class CompiledExecutor:
             closed=closed.copy(),
             mode=np.array([self.mode], dtype=np.int64),
             stats=np.zeros(4, dtype=np.int64),
-            # (a one-dimensional log is none: the kernel compiled for it logs nothing)
-            dlog=np.zeros((self._log_limit, 7) if self._log_limit else 0, dtype=np.int64),
-            # one-dimensional when some query has a NOT or a NEXT condition (_engine.QUEUES:
+            dlog=np.zeros((self._log_limit, 7), dtype=np.int64),  # (no rows: no log)
+            # one-dimensional when some query has a NOT or a NEXT condition (_engine's qs:
             # the kernel is compiled without the code of queues otherwise)
             neg=np.zeros(0 if self._queues() else (0, 0)),
             blk=np.zeros((0, w["blk"]), dtype=np.int64),
@@ -298,13 +303,13 @@ class CompiledExecutor:
             nqa=np.zeros((0, w["nqa"] * L), dtype=np.int64),
             nqe=np.zeros((0, w["nqe"]), dtype=np.float64),
             nstart=np.zeros((0, len(self.prog.q_spec)), dtype=np.int64),
-            pnext=np.r_[np.arange(1, self._pool), -1].astype(np.int64),
-            ptg=np.zeros(self._pool, dtype=np.int64),
-            padd=np.zeros((self._pool, self.low.max_additive * L), dtype=np.int64),
-            pext=np.zeros((self._pool, self.low.max_extreme), dtype=np.float64),
+            pnext=np.r_[np.arange(1, entries), -1].astype(np.int64),
+            ptg=np.zeros(entries, dtype=np.int64),
+            padd=np.zeros((entries, self.low.max_additive * L), dtype=np.int64),
+            pext=np.zeros((entries, self.low.max_extreme), dtype=np.float64),
             # the values a log entry keeps for NEXT conditions, and their kinds (edges)
-            pkey=np.zeros((self._pool, self.low.key_width), dtype=np.float64),
-            pknd=np.zeros((self._pool, self.low.key_width), dtype=np.int64),
+            pkey=np.zeros((entries, self.low.key_width), dtype=np.float64),
+            pknd=np.zeros((entries, self.low.key_width), dtype=np.int64),
             pool=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
             # a NEXT condition's integer arithmetic left 2**53 (flag, program)
             eflag=np.zeros(2, dtype=np.int64),
@@ -329,6 +334,14 @@ class CompiledExecutor:
         self._burst_template = self._burst_row()
         # burst minima (even) and maxima (odd): none yet, so that any value compares better
         self._extremes_template = np.where(np.arange(w["burf"]) % 2 == 0, np.inf, -np.inf)
+
+    def _first_pool(self, lanes: int) -> int:
+        """Queue entries at first (see POOL): what POOL_BYTES holds, within [1024, POOL]."""
+        low = self.low
+        entry = 8 * (2 + low.max_additive * lanes + low.max_extreme + 2 * low.key_width)
+        if len(low.program.ix_q):  # an index node per entry too: its own and its subtree's
+            entry += 2 * 8 * (low.max_additive * lanes + low.max_extreme) + 8 * 8
+        return min(POOL, max(1024, POOL_BYTES // entry))
 
     def _queues(self) -> bool:
         """True when some query has a NOT, a NEXT condition or a guard."""
@@ -619,7 +632,7 @@ class CompiledExecutor:
                 for a in (st.pnext, st.ptg, st.padd, st.pext, st.pkey, st.pknd, st.town, st.ttot)
             )
             self._check_memory(held, 4 * held)
-            self._pool *= 4
+            self._pool = 4 * len(st.pnext)
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         while True:
@@ -630,7 +643,7 @@ class CompiledExecutor:
                 return
             except _Rebuild as why:
                 if why.pool:
-                    self._pool *= 4  # the replay alone fills the pool
+                    self._pool = 4 * len(self.st.pnext)  # the replay alone fills the pool
                 elif not self._kept_ranks:  # (else: ranks grew, see _rank: replay with them)
                     raise
 
@@ -689,7 +702,9 @@ class CompiledExecutor:
         self._refresh_groups()
         # a replay decides its bursts again: the log keeps the first decisions
         self.st.stats[3] = self._log_limit if replay else 0
-        status = _engine.run_chunk(self.prog, self.st, ev, sc, out, close_to, final, self.lim)
+        status = _engine.run_chunk(
+            self.prog, self.st, ev, sc, out, close_to, final, self.lim, self.st.neg
+        )
         self._need = max(self._need, int(self.st.stats[2]))
         if self.st.eflag[0]:
             self._inexact(int(self.st.eflag[1]))
