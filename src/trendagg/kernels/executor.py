@@ -489,7 +489,7 @@ class CompiledExecutor:
             cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
             live |= (cols >= st.closed[sp]).any(axis=1)
         dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
-        if (len(prog.nt_q) or len(prog.ix_q)) and dead:
+        if dead and self._queues():  # (queues and indexes have rows to let go)
             _engine.release_rows(prog, st, np.array(dead, dtype=np.int64))
         for inst in dead:
             entry = self._inst_key[inst]
@@ -1405,13 +1405,13 @@ class CompiledExecutor:
                     cols[reg] = [v >> scale for v in cols[reg]]
             for reg, a, integers in low.readouts[q].extremes:
                 cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
-            makers = RowMaker(plan)
+            maker = RowMaker(plan)
             gkey = self._gkey
             for k, gi, vec in zip(
                 keys[idx, 2].tolist(), keys[idx, 1].tolist(), zip(*cols, strict=True), strict=True
             ):
                 group = gkey[gi][1]  # type: ignore[index]
-                rows.append((q, k, repr(group), makers(k, group, list(vec))))
+                rows.append((q, k, repr(group), maker(k, group, list(vec))))
 
     def _extreme_column(self, ext: np.ndarray, reg: int, a: int, integers: int) -> list[Any]:
         """The values of minimum or maximum register ``reg`` (extreme column ``a``; its

@@ -423,6 +423,11 @@ class _Lowering:
         """The query of every state (by global state index)."""
         return [qi for qi in range(len(self.q["q_spec"])) for _ in range(self.q["q_S"][qi])]
 
+    def source_class(self, owner: list[int], gs: int, src: int) -> int:
+        """The state class of the source ``src`` (a state of the same query) of the
+        transition into global state ``gs``; ``owner`` as :meth:`owner` returns it."""
+        return int(self.qs_c[self.q["q_soff"][owner[gs]] + src])
+
     def filter_of(self, plan: QueryPlan, var: str) -> int:
         info = plan.vars[var]
         texts = tuple(sorted(to_text(p.condition) for p in info.local))  # type: ignore[attr-defined]
@@ -841,7 +846,7 @@ class _Lowering:
         self.log_columns: dict[int, list[str]] = {}
         for gs, items in sorted(self.edges.items()):
             for src, conds in items:
-                sc = qs_c[soff[owner[gs]] + src]
+                sc = self.source_class(owner, gs, src)
                 if (gs, src) in self.indexable:
                     continue
                 if (gs, src) in negated:
@@ -883,7 +888,6 @@ class _Lowering:
         ixs: dict[tuple[int, str], int] = {}
         ix_q, ix_key, ix_NS, c_ix = [], [], [], [[] for _ in self.reps]
         owner = self.owner()
-        soff = self.q["q_soff"]
         for gs, items in sorted(self.edges.items()):
             for src, conds in items:
                 if (gs, src) not in self.indexable:
@@ -893,7 +897,7 @@ class _Lowering:
                 (cond,) = conds
                 assert isinstance(cond, ast.Comparison)
                 op, key, query = index_sides(cond)
-                sc = self.qs_c[soff[owner[gs]] + src]
+                sc = self.source_class(owner, gs, src)
                 ix = ixs.get((sc, to_text(key)))
                 if ix is None:
                     ix = ixs[(sc, to_text(key))] = len(ix_q)
