@@ -426,14 +426,23 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(plan.describe(), file=out)
     fast = plan.on("compiled")
     if fast:
-        from trendagg.kernels.program import lower, shared_classes
+        from trendagg.kernels.program import lower, shared_classes, template_read_classes
 
-        classes = shared_classes(lower([plans[q] for q in fast], plan))
+        low = lower([plans[q] for q in fast], plan)
+        classes = shared_classes(low)
         print(
             "  compiled state classes keeping one set of registers: "
             + ("; ".join(classes) if classes else "none"),
             file=out,
         )
+        in_template = template_read_classes(low)
+        if in_template:  # (qualified partition attributes)
+            print(
+                "  compiled state classes only wildcard events reach, kept in the template "
+                "partition and read there from every partition of its key: "
+                + "; ".join(in_template),
+                file=out,
+            )
     if args.events is None:
         return 0
     from trendagg.session import run_file

@@ -271,6 +271,51 @@ def test_a_wildcard_event_joins_partitions_made_before_and_after_it() -> None:
     assert canon(_run(text, records, "twostep")) == canon(_run(text, records, "greta"))
 
 
+def test_states_only_wildcards_reach_are_read_from_the_template() -> None:
+    """SEQ(R, P, T+, D) per T.h: R and P (wildcards, before any T) have the same vertices
+    in every partition as in their template, which the partitions read (c_tmpl); T and
+    D do not (D ends the trends, T binds the qualified variable); a NOT or a NEXT
+    condition keeps every class per partition."""
+    base = "RETURN T.h, COUNT(*) PATTERN {p} WHERE [g]{w} GROUP-BY T.h WITHIN 5 s"
+    cases = [
+        ("SEQ(R, P, T+, D)", "", [1, 1, 0, 0]),
+        ("SEQ(R+, T+, D)", "", [1, 0, 0]),
+        ("SEQ(R, T+, P)", "", [1, 0, 0]),
+        ("SEQ(R, NOT X, T+, D)", "", [0, 0, 0, 0]),
+        ("SEQ(R, T+, D)", " AND R.x < NEXT(T).x", [0, 0, 0]),
+    ]
+    for pattern, where, expected in cases:
+        plans = compile_workload(parse(base.format(p=pattern, w=where)))
+        program = lower(plans, sharing_plan(plans, "greta")).program
+        assert program.c_tmpl.tolist()[: len(expected)] == expected, pattern
+
+
+def test_a_partition_reads_nothing_from_a_freed_template() -> None:
+    """The template of g=1 is freed (no A of g=1 in an open window) while the partition
+    (g=1, h=5) lives on; the next template, of g=2, takes the freed row. The partition
+    must not read the A of g=2 there (a trend A(g=2), B(g=1) would be counted)."""
+    text = "q: RETURN B.h, COUNT(*) PATTERN SEQ(A, B+) WHERE [g] GROUP-BY B.h WITHIN 4 s SLIDE 2 s;"
+    first: list[dict[str, object]] = [
+        {"type": "A", "time": 0, "g": 1},
+        {"type": "B", "time": 1, "g": 1, "h": 5},
+        {"type": "B", "time": 3, "g": 1, "h": 5},
+    ]
+    second: list[dict[str, object]] = [
+        {"type": "A", "time": 4, "g": 2},
+        {"type": "B", "time": 5, "g": 1, "h": 5},
+        {"type": "B", "time": 5, "g": 2, "h": 6},
+    ]
+    plans = compile_workload(parse(text))
+    expected = canon(_run(text, first + second, "twostep"))
+    assert len(expected) > 0
+    for strategy in STRATEGIES:
+        runner = Runner(plans, strategy)
+        rows = runner.feed(from_records(first).events) + runner.advance(4)
+        assert runner.compiled is not None and runner.compiled.low.program.c_tmpl[0] == 1
+        rows += runner.feed(from_records(second).events) + runner.finish()
+        assert canon(rows) == expected, strategy
+
+
 @pytest.mark.parametrize(
     ("where", "reason"),
     [

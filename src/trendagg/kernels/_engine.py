@@ -29,7 +29,9 @@ An event is processed in its partition instance (``pid``) and, for a
 partitioning with qualified attributes, in every instance that agrees with it
 (``xptr``/``xinst``: an event that the qualified attributes do not apply to is a
 wildcard for them). An instance made at a time group starts there as a copy of
-its template (``cp_*``; see :mod:`trendagg.kernels.executor`).
+its template (``cp_*``; see :mod:`trendagg.kernels.executor`). A class that only
+wildcard events reach (``c_tmpl``) is the same in every instance as in the
+template: it is processed in the template alone, and read there (``st.itmpl``).
 
 Registers are residues modulo the primes ``P`` (lane-minor: register r,
 lane l at ``r * L + l``); minima and maxima are float64 (NaN = none: an
@@ -172,6 +174,11 @@ def _gather(prog, st, ev, sc, q, s, inst, k, e, tgv, vec, vext, skip, qs):  # ty
             src = prog.pred_src[j]
             if src != skip:
                 _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], inst, k, vec, vext)
+        for j in range(prog.tpred_ptr[gs], prog.tpred_ptr[gs + 1]):  # (see _others)
+            src = prog.tpred_src[j]
+            at = st.itmpl[inst, 0]
+            if src != skip and at >= 0:
+                _add_class(prog, st, q, prog.qs_c[prog.q_soff[q] + src], at, k, vec, vext)
         if qs.ndim == 1:  # negated transitions (never the burst's own loop): their queues
             for j in range(prog.npred_ptr[gs], prog.npred_ptr[gs + 1]):
                 _add_queue(prog, st, prog.npred_nt[j], inst, k, vec, vext)
@@ -1528,6 +1535,8 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent, qs):  # type: ignore[no-unty
             f = prog.b_f[bi]
             if f >= 0 and not ev.filt[f, e]:
                 continue
+            if prog.c_tmpl[prog.qs_c[prog.q_soff[q] + prog.b_s[bi]]]:
+                continue  # the same vertex as in the template, which every instance reads
             for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
                 n_ent = _compute(prog, st, ev, sc, q, prog.b_s[bi], ev.xinst[x], e, n_ent, qs)
     return 0 if lim[0] >= 0 else n_ent

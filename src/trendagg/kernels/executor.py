@@ -74,7 +74,7 @@ State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
     "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pkey pknd pool eflag "
-    "ixh ixa ixe tkey tleft tright tprio town towne ttot ttote tpool tstack",
+    "ixh ixa ixe tkey tleft tright tprio town towne ttot ttote tpool tstack itmpl",
 )
 Events = namedtuple(
     "Events",
@@ -327,6 +327,8 @@ class CompiledExecutor:
             ttote=np.zeros((tree_nodes, self.low.max_extreme), dtype=np.float64),
             tpool=np.array([0, 0, 0, 0, 2017], dtype=np.int64),  # free, -, in use, most, seed
             tstack=np.zeros(3 * tree_nodes + 3, dtype=np.int64),
+            # per instance: where it reads the classes of its template (see _link_templates)
+            itmpl=np.zeros((0, 1), dtype=np.int64),
         )
         self._ixh_row = np.tile(np.array([SENT, -1, -1], dtype=np.int64), w["ixh"] // 3)
         # a queue slot: no window, no entries (see _engine's negation functions)
@@ -423,6 +425,7 @@ class CompiledExecutor:
                 ("ixh", self._ixh_row),
                 ("ixa", 0),
                 ("ixe", np.nan),
+                ("itmpl", -1),
             ):
                 self._grow(name, count, fill)
         start = len(self._inst_key) - len(fresh)
@@ -455,7 +458,28 @@ class CompiledExecutor:
                 groups.append(gi)
             st.inst_ginst[[i for _, i in keys_ids], sel] = groups
         self._inst.update(zip([(g, key) for key in keys], ids.tolist(), strict=True))
+        self._link_templates(g, keys, ids.tolist())
         return ids
+
+    def _link_templates(self, g: int, keys: list[tuple[object, ...]], ids: list[int]) -> None:
+        """``st.itmpl`` of new instances: where each reads the classes that only wildcard
+        events reach (``c_tmpl``, see :meth:`~trendagg.kernels.program._Lowering.template_classes`):
+        the template of its key (itself for a template or an unqualified partitioning;
+        -1 while its key has none: then no such event is in its open windows). A new
+        template is linked to the instances of its key that exist already."""
+        st = self.st
+        part = self.low.partitionings[g]
+        if not part.qualified:
+            st.itmpl[ids, 0] = ids
+            return
+        level0 = part.levels[0]
+        for key, inst in zip(keys, ids, strict=True):
+            if WILD in key:
+                st.itmpl[inst, 0] = inst
+                for other in self._below.get((g, 0, key), ()):
+                    st.itmpl[other, 0] = inst
+            else:
+                st.itmpl[inst, 0] = self._inst.get((g, _narrow(key, level0)), -1)
 
     def _new_group(self, gid: int, gkey: tuple[object, ...]) -> int:
         if self._gfree:
@@ -501,7 +525,9 @@ class CompiledExecutor:
             self._free.append(inst)
             if self.low.partitionings[g].qualified:
                 self._index_instance(g, key, inst, False)
-                if WILD in key:
+                if WILD in key:  # (no event of its key in an open window: nothing to read)
+                    for other in self._below.get((g, 0, key), ()):
+                        st.itmpl[other, 0] = -1
                     continue
             for sel in range(len(self.low.partitionings[g].groupings)):
                 gi = int(st.inst_ginst[inst, sel])

@@ -80,7 +80,8 @@ Program = namedtuple(
     "q_nkind q_nparent q_nnt q_blk q_trail npred_ptr npred_src npred_nt c_sig_ptr c_sig c_nt_ptr "
     "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns "
     "nt_log nt_col_ptr nt_col epred_ptr epred_nt epred_pr g_pr pr_ptr pr_code pr_ck pr_cv "
-    "ipred_ptr ipred_ix ipred_op ipred_pr ix_q ix_key ix_NS ix_koff ix_aoff ix_eoff c_ix_ptr c_ix",
+    "ipred_ptr ipred_ix ipred_op ipred_pr ix_q ix_key ix_NS ix_koff ix_aoff ix_eoff c_ix_ptr c_ix "
+    "c_tmpl tpred_ptr tpred_src",
 )
 
 
@@ -371,6 +372,7 @@ def lower(
     low.sharing_sets([b for b in sharing.bursts if b.executor == "compiled"])
     low.type_bindings()
     low.roles()
+    low.template_classes()
     return low.lowered()
 
 
@@ -1106,8 +1108,74 @@ class _Lowering:
             part_x=_i64([1 if pt.qualified else 0 for pt in self.parts]),
         )
 
+    def template_classes(self) -> None:
+        """The state classes whose registers are their template's in every instance
+        (``c_tmpl``): in a partitioning with qualified attributes, a class that only
+        wildcard events reach (its states and, transitively, their predecessors bind
+        types the qualified attributes do not apply to) holds, in each instance, the
+        vertices of the same events as in the template of its key, which sees each of
+        them too (see :class:`Partitioning`). Such a class is processed in the template
+        alone and read there (``st.itmpl``) by the states of every instance: a request
+        is one vertex per driver, not one per district partition of its driver.
+
+        Not for a class with results (END: a template has no group), a burst's (its
+        registers wait for the burst's flush in each instance), or one that queues
+        (NOT), logs or indexes (NEXT) read, or of a query with a NOT or a NEXT
+        condition: those keep per-instance state beside the registers."""
+        q, t = self.q, self.tables
+        n_all = len(q["q_spec"])
+        in_burst = {(qi, s) for *_, members in self.sets for qi, s in members}
+        end_ptr = t["c_end_ptr"].tolist()  # type: ignore[attr-defined]
+        nt_ptr = t["c_nt_ptr"].tolist()  # type: ignore[attr-defined]
+        ix_ptr = t["c_ix_ptr"].tolist()  # type: ignore[attr-defined]
+        ok = [
+            end_ptr[c] == end_ptr[c + 1]
+            and nt_ptr[c] == nt_ptr[c + 1]
+            and ix_ptr[c] == ix_ptr[c + 1]
+            for c in range(len(self.reps))
+        ]
+        states: list[tuple[int, int, int]] = []  # (global state, class, query's first)
+        for qi in range(n_all):
+            part = self.parts[q["q_part"][qi]]
+            lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
+            plain = (
+                q["q_nkind"][qi] < 0
+                and q["q_blk"][qi] < 0
+                and q["q_trail"][qi] < 0
+                and not any(
+                    gs in self.negs or gs in self.edges or gs in self.guards for gs in range(lo, hi)
+                )
+            )
+            for gs in range(lo, hi):
+                c = int(self.qs_c[gs])
+                states.append((gs, c, lo))
+                wild = bool(part.qualified) and self.bindings[gs][3] != part.qualified[0]
+                if not (plain and wild and (qi, gs - lo) not in in_burst):
+                    ok[c] = False
+        changed = True
+        while changed:  # the greatest fixpoint: every predecessor's class is one too
+            changed = False
+            for gs, c, lo in states:
+                if ok[c] and not all(ok[int(self.qs_c[lo + src])] for src in self.preds[gs]):
+                    ok[c] = False
+                    changed = True
+        t["c_tmpl"] = _i64([1 if x else 0 for x in ok])
+
     def lowered(self) -> Lowered:
-        pred_ptr, pred_src = _csr(self.plain_preds)  # (negated ones: npred_*)
+        # predecessors read in the instance, and those read in its template (see
+        # template_classes; a list of their own keeps the other reads as they were)
+        tmpl, owner, soff = self.tables["c_tmpl"], self.owner(), self.q["q_soff"]
+        in_template = [
+            [src for src in srcs if tmpl[self.qs_c[soff[owner[gs]] + src]]]  # type: ignore[index]
+            for gs, srcs in enumerate(self.plain_preds)
+        ]
+        pred_ptr, pred_src = _csr(  # (negated ones: npred_*)
+            [
+                [src for src in srcs if src not in tpreds]
+                for srcs, tpreds in zip(self.plain_preds, in_template, strict=True)
+            ]
+        )
+        tpred_ptr, tpred_src = _csr(in_template)
         cnt_ptr, cnt_reg = _csr(self.cnt)
         sum_ptr, sum_reg = _csr([[r for r, _ in row] for row in self.sums])
         _, sum_w = _csr([[w for _, w in row] for row in self.sums])
@@ -1118,6 +1186,8 @@ class _Lowering:
             **self.tables,
             pred_ptr=pred_ptr,
             pred_src=pred_src,
+            tpred_ptr=tpred_ptr,
+            tpred_src=tpred_src,
             cnt_ptr=cnt_ptr,
             cnt_reg=cnt_reg,
             sum_ptr=sum_ptr,
@@ -1183,6 +1253,17 @@ def shared_classes(low: Lowered) -> list[str]:
         "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
         for members in low.class_members
         if len(members) > 1
+    ]
+
+
+def template_read_classes(low: Lowered) -> list[str]:
+    """The state classes kept in the template partition alone and read there from every
+    partition of its key (``c_tmpl``: only wildcard events reach them), as explain
+    prints them: ``{q1.R}``."""
+    return [
+        "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
+        for members, flag in zip(low.class_members, low.program.c_tmpl.tolist(), strict=True)
+        if flag
     ]
 
 
