@@ -854,37 +854,10 @@ def _ix_collect(prog, st, ev, sc, ix, op, pr, inst, k, e, vec, vext):  # type: i
             root = st.ixh[inst, h + 1 + tree]
             if root < 0:
                 continue
-            if tree == qtree:
-                _t_range(
-                    st,
-                    ev,
-                    tree,
-                    root,
-                    qv,
-                    np.bool_(True),
-                    np.bool_(False),
-                    vec,
-                    vext,
-                    A,
-                    M,
-                    nmin,
-                    P,
-                )
-                _t_range(
-                    st,
-                    ev,
-                    tree,
-                    root,
-                    qv,
-                    np.bool_(False),
-                    np.bool_(False),
-                    vec,
-                    vext,
-                    A,
-                    M,
-                    nmin,
-                    P,
-                )
+            if tree == qtree:  # (np.bool_: see the note on literals above)
+                yes, no = np.bool_(True), np.bool_(False)
+                _t_range(st, ev, tree, root, qv, yes, no, vec, vext, A, M, nmin, P)
+                _t_range(st, ev, tree, root, qv, no, no, vec, vext, A, M, nmin, P)
             else:
                 _read_block(st.ttot[root], st.ttote[root], 0, 0, vec, vext, A, M, nmin, P)
         base = prog.ix_aoff[ix] + slot * A * L
