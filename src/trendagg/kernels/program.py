@@ -1134,7 +1134,8 @@ class _Lowering:
             and ix_ptr[c] == ix_ptr[c + 1]
             for c in range(len(self.reps))
         ]
-        states: list[tuple[int, int, int]] = []  # (global state, class, query's first)
+        states: list[tuple[int, int]] = []  # (global state, class)
+        owner = self.owner()
         for qi in range(n_all):
             part = self.parts[q["q_part"][qi]]
             lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
@@ -1148,15 +1149,16 @@ class _Lowering:
             )
             for gs in range(lo, hi):
                 c = int(self.qs_c[gs])
-                states.append((gs, c, lo))
+                states.append((gs, c))
                 wild = bool(part.qualified) and self.bindings[gs][3] != part.qualified[0]
                 if not (plain and wild and (qi, gs - lo) not in in_burst):
                     ok[c] = False
         changed = True
         while changed:  # the greatest fixpoint: every predecessor's class is one too
             changed = False
-            for gs, c, lo in states:
-                if ok[c] and not all(ok[int(self.qs_c[lo + src])] for src in self.preds[gs]):
+            for gs, c in states:
+                preds = (self.source_class(owner, gs, src) for src in self.preds[gs])
+                if ok[c] and not all(ok[p] for p in preds):
                     ok[c] = False
                     changed = True
         t["c_tmpl"] = _i64([1 if x else 0 for x in ok])
@@ -1164,9 +1166,9 @@ class _Lowering:
     def lowered(self) -> Lowered:
         # predecessors read in the instance, and those read in its template (see
         # template_classes; a list of their own keeps the other reads as they were)
-        tmpl, owner, soff = self.tables["c_tmpl"], self.owner(), self.q["q_soff"]
+        tmpl, owner = self.tables["c_tmpl"], self.owner()
         in_template = [
-            [src for src in srcs if tmpl[self.qs_c[soff[owner[gs]] + src]]]  # type: ignore[index]
+            [src for src in srcs if tmpl[self.source_class(owner, gs, src)]]  # type: ignore[index]
             for gs, srcs in enumerate(self.plain_preds)
         ]
         pred_ptr, pred_src = _csr(  # (negated ones: npred_*)
@@ -1249,22 +1251,20 @@ _QUERY_FIELDS = [
 def shared_classes(low: Lowered) -> list[str]:
     """The state classes of several states (their registers kept once), as explain prints
     them: ``{q1.T, q2.T}``, in the order of their first member."""
-    return [
-        "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
-        for members in low.class_members
-        if len(members) > 1
-    ]
+    return [_class_text(members) for members in low.class_members if len(members) > 1]
 
 
 def template_read_classes(low: Lowered) -> list[str]:
     """The state classes kept in the template partition alone and read there from every
     partition of its key (``c_tmpl``: only wildcard events reach them), as explain
     prints them: ``{q1.R}``."""
-    return [
-        "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
-        for members, flag in zip(low.class_members, low.program.c_tmpl.tolist(), strict=True)
-        if flag
-    ]
+    flags = low.program.c_tmpl.tolist()
+    return [_class_text(m) for m, flag in zip(low.class_members, flags, strict=True) if flag]
+
+
+def _class_text(members: list[tuple[str, str]]) -> str:
+    """A state class as explain prints it: its (query, variable)s, ``{q1.T, q2.T}``."""
+    return "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
 
 
 def _index(items: list, item: object) -> int:  # type: ignore[type-arg]
