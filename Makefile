@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-edge bench-spark check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -52,6 +52,10 @@ bench-axes: $(VENV)/.bench
 # T.district, ms times, 2,000 drivers; NOT and NEXT variants), 5M events (~17 min)
 bench-varied: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_varied.py
+
+# one day of windows sliding by a day down to a second: time and peak memory (~3 min)
+bench-windows: $(VENV)/.bench
+	$(BIN)/python benchmarks/kernel_windows.py
 
 bench-edge: $(VENV)/.bench
 	$(BIN)/python benchmarks/edge_index.py

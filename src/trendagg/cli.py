@@ -426,7 +426,13 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(plan.describe(), file=out)
     fast = plan.on("compiled")
     if fast:
-        from trendagg.kernels.program import lower, shared_classes, template_read_classes
+        from trendagg.kernels.program import (
+            LAZY_MIN_WINDOWS,
+            lazy_window_specs,
+            lower,
+            shared_classes,
+            template_read_classes,
+        )
 
         low = lower([plans[q] for q in fast], plan)
         classes = shared_classes(low)
@@ -441,6 +447,14 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "  compiled state classes only wildcard events reach, kept in the template "
                 "partition and read there from every partition of its key: "
                 + "; ".join(in_template),
+                file=out,
+            )
+        lazy = lazy_window_specs(low)
+        if lazy:
+            print(
+                f"  compiled windows kept by the start of the trends (lazy windows, from "
+                f"{LAZY_MIN_WINDOWS} windows per event: an event costs the same for any number "
+                f"of windows; their queries join no shared burst): " + "; ".join(lazy),
                 file=out,
             )
     if args.events is None:

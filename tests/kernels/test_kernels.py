@@ -786,6 +786,21 @@ def test_only_states_something_reads_keep_registers() -> None:
     }
 
 
+def test_values_are_rebuilt_from_one_lane_or_by_the_crt() -> None:
+    """Small values (within the first prime, either sign) are read from lane 0, every
+    other by the CRT: both give the integer itself."""
+    import numpy as np
+
+    from trendagg.kernels._rns import Moduli
+
+    mod = Moduli(3)
+    p = [int(q) for q in mod.p]
+    edge = [0, 1, -1, p[0] - 1, -(p[0] - 1), p[0], -p[0], min(p), max(p), -max(p)]
+    values = [*edge, 2**100 + 7, -(2**90), 3 * 2**61, *range(-50, 50)]
+    table = np.array([[v % q for q in p] for v in values], dtype=np.int64)
+    assert mod.values(table) == values
+
+
 def test_residues_of_small_and_large_values() -> None:
     import numpy as np
 

@@ -112,11 +112,16 @@ class Moduli:
         if len(self.p) == 1:  # one prime below 2**50: the residue, in int64
             col = table[:, 0]
             return np.where(col > half, col - m, col).tolist()  # type: ignore[no-any-return]
+        # a value within (-p0, p0) (most are) has one residue in every lane, or one
+        # distance to the lane's prime: read it from lane 0, the rest by the CRT
+        first = table[:, :1]
+        same = (table == first).all(axis=1)
+        below = ((self.p - table) == (self.p[0] - first)).all(axis=1)
+        out: list[int] = np.where(same, first[:, 0], first[:, 0] - self.p[0]).tolist()
         basis = self._basis
-        out = []
-        for row in table.tolist():
-            v = sum(r * e for r, e in zip(row, basis, strict=True)) % m
-            out.append(v - m if v > half else v)
+        for i in np.flatnonzero(~(same | below)).tolist():
+            v = sum(int(r) * e for r, e in zip(table[i].tolist(), basis, strict=True)) % m
+            out[i] = v - m if v > half else v
         return out
 
 

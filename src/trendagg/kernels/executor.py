@@ -67,6 +67,10 @@ CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
 #: varied workload with NOT replay its windows six times in 500,000 events.)
 POOL = 1 << 16
 POOL_BYTES = 16 << 20
+#: Entries of the lazy windows' queue at first (per instance and slide: a class's starts,
+#: an END's corrections, the events; see _engine): as many as POOL_BYTES holds, at least
+#: LAZY_POOL; grown 4x with a replay when full
+LAZY_POOL = 1 << 14
 MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2}
 _EXACT_FLOAT_INT = 2**53
 
@@ -74,16 +78,20 @@ State = namedtuple(
     "State",
     "P PINV tot ext keys mkeys mcnt mrep bur burf mixed inst_ginst res rext rkeys gr_ptr gr_ginst "
     "closed mode stats dlog neg blk nq nqa nqe nstart pnext ptg padd pext pkey pknd pool eflag "
-    "ixh ixa ixe tkey tleft tright tprio town towne ttot ttote tpool tstack itmpl",
+    "ixh ixa ixe tkey tleft tright tprio town towne ttot ttote tpool tstack itmpl "
+    "lz lzi lres lnext lkhi linst lkind lidx lval lmeta lq",
 )
 Events = namedtuple(
     "Events",
-    "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext xv xk wrank",
+    "types tg klo khi pane pid xptr xinst cp_tg cp_new cp_par filt wres aval bnext xv xk wrank "
+    "linv",
 )
 #: A template instance's value at a partition attribute that does not apply to the events
 #: of its level (qualified attributes); no attribute value is a tuple
 WILD = ("*",)
-Scratch = namedtuple("Scratch", "vec vext vec2 vext2 ent eadd eext sk sv")
+Scratch = namedtuple(
+    "Scratch", "vec vext vec2 vext2 ent eadd eext sk sv lent lrow lsv ln ldel lst lmark ltodo"
+)
 Out = namedtuple("Out", "n key add ext")
 
 
@@ -91,13 +99,21 @@ class _Rebuild(Exception):
     """The state needs more lanes, a finer weight scale or, for the attribute ``mixed``
     (found to hold integers and decimals both), hidden registers, or for the attribute
     ``ranked`` (MIN/MAX over words or integers beyond 2**53), ranks, or (``pool``) a
-    larger pool for the negations' queues: replay the open windows."""
+    larger pool for the negations' queues, or (``lazy_pool``) for the lazy windows'
+    queue: replay the open windows."""
 
-    def __init__(self, mixed: str | None = None, ranked: str | None = None, pool: bool = False):
-        super().__init__(mixed or ranked or ("pool" if pool else None))
+    def __init__(
+        self,
+        mixed: str | None = None,
+        ranked: str | None = None,
+        pool: bool = False,
+        lazy_pool: bool = False,
+    ):
+        super().__init__(mixed or ranked or ("pool" if pool or lazy_pool else None))
         self.mixed = mixed
         self.ranked = ranked
         self.pool = pool
+        self.lazy_pool = lazy_pool
 
 
 Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
@@ -238,6 +254,7 @@ class CompiledExecutor:
         self._shared = 0
         self._memory_limit = memory_limit()
         self._pool = 0  # queue entries (0: the first size, see POOL)
+        self._lpool = 0  # lazy windows' queue entries (0: LAZY_POOL)
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -272,6 +289,19 @@ class CompiledExecutor:
         n_sets = max(len(self.low.set_types), 1)
         n_gsel = max(max((len(p.groupings) for p in self.low.partitionings), default=1), 1)
         entries = (self._pool or self._first_pool(L)) if self._queues() else 1
+        prog = self.low.program
+        entry = 8 * (5 + max(self.low.max_additive * L, 2))
+        lazy = (self._lpool or max(LAZY_POOL, POOL_BYTES // entry)) if prog.sp_lazy.any() else 1
+        n_c, n_j, n_sp = len(prog.c_lazy), len(prog.j_q), len(prog.sp_lazy)
+        # (see _engine._lz_cols) stamps and counts per class; last entries per class, END
+        # and spec; event counts per spec; a time group, a first start, live entries
+        self._lzi_row = np.r_[
+            np.full(n_c, -1),
+            np.zeros(n_c),
+            np.full(n_c + n_j + n_sp, -1),
+            np.zeros(2 * n_sp),
+            [-1, -1, 0],
+        ].astype(np.int64)
         tree_nodes = entries if len(self.low.program.ix_q) else 1
         self.st = State(
             P=self.mod.p,
@@ -329,6 +359,20 @@ class CompiledExecutor:
             tstack=np.zeros(3 * tree_nodes + 3, dtype=np.int64),
             # per instance: where it reads the classes of its template (see _link_templates)
             itmpl=np.zeros((0, 1), dtype=np.int64),
+            # lazy windows (see _engine): per instance G, Y totals, diagonals, D; stamps,
+            # last entries, event counts, live entries; per group the results; the queue
+            lz=np.zeros((0, w["lz"] * L), dtype=np.int64),
+            lzi=np.zeros((0, len(self._lzi_row)), dtype=np.int64),
+            lres=np.zeros((0, gw["lres"] * L), dtype=np.int64),
+            lnext=np.r_[np.arange(1, lazy), -1].astype(np.int64),
+            lkhi=np.zeros(lazy, dtype=np.int64),
+            linst=np.zeros(lazy, dtype=np.int64),
+            lkind=np.zeros(lazy, dtype=np.int64),
+            lidx=np.zeros(lazy, dtype=np.int64),
+            lval=np.zeros((lazy, max(self.low.max_additive * L, 2)), dtype=np.int64),
+            lmeta=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
+            # per spec: head and tail of its starts and corrections, and of its counts
+            lq=np.full((len(self.low.specs), 4), -1, dtype=np.int64),
         )
         self._ixh_row = np.tile(np.array([SENT, -1, -1], dtype=np.int64), w["ixh"] // 3)
         # a queue slot: no window, no entries (see _engine's negation functions)
@@ -379,7 +423,16 @@ class CompiledExecutor:
         total = sum(a.nbytes for a in self.st if isinstance(a, np.ndarray)) - old + new
         if total <= self._memory_limit:
             return
-        slots, spec = max((math.ceil(s.within / s.slide) + 1, s) for s in self.low.specs)
+        kept = [s for sp, s in enumerate(self.low.specs) if not self.prog.sp_lazy[sp]]
+        if not kept:  # (lazy windows: the open windows' trend starts, see _engine)
+            raise ExecutionError(
+                f"the compiled engine's window state needs {gigabytes(total)}, more than its "
+                f"limit of {gigabytes(self._memory_limit)} (TRENDAGG_MEMORY_LIMIT): "
+                f"{len(self._inst_key):,} partition instances and {len(self._gkey):,} groups, "
+                f"and the trend starts and events of the open windows; a shorter WITHIN or "
+                f"fewer partitions make it smaller"
+            )
+        slots, spec = max((math.ceil(s.within / s.slide) + 1, s) for s in kept)
         raise ExecutionError(
             f"the compiled engine's window state needs {gigabytes(total)}, more than its limit of "
             f"{gigabytes(self._memory_limit)} (TRENDAGG_MEMORY_LIMIT): "
@@ -426,6 +479,8 @@ class CompiledExecutor:
                 ("ixa", 0),
                 ("ixe", np.nan),
                 ("itmpl", -1),
+                ("lz", 0),
+                ("lzi", self._lzi_row),
             ):
                 self._grow(name, count, fill)
         start = len(self._inst_key) - len(fresh)
@@ -438,6 +493,8 @@ class CompiledExecutor:
         st.burf[ids] = self._extremes_template
         st.blk[ids] = SENT
         st.nstart[ids] = -1  # (a freed row's queues went back to the pool in _purge)
+        st.lz[ids] = 0  # (a freed row has no live entry: its G may start again)
+        st.lzi[ids] = self._lzi_row
         part = self.low.partitionings[g]
         if part.qualified:
             st.inst_ginst[ids] = -1  # a template has no trends, so no group
@@ -493,7 +550,9 @@ class CompiledExecutor:
             self._grow("res", gi + 1, 0)
             self._grow("rext", gi + 1, np.nan)
             self._grow("rkeys", gi + 1, SENT)
+            self._grow("lres", gi + 1, 0)
         self.st.rkeys[gi] = SENT
+        self.st.lres[gi] = 0
         self._ginst[(gid, gkey)] = gi
         return gi
 
@@ -512,6 +571,7 @@ class CompiledExecutor:
         for sp in range(len(prog.sp_moff)):  # events in an open window (the lanes' bound)
             cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
             live |= (cols >= st.closed[sp]).any(axis=1)
+        live |= st.lzi[:n, -1] > 0  # entries of the lazy windows' queue
         dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
         if dead and self._queues():  # (queues and indexes have rows to let go)
             _engine.release_rows(prog, st, np.array(dead, dtype=np.int64))
@@ -532,7 +592,7 @@ class CompiledExecutor:
             for sel in range(len(self.low.partitionings[g].groupings)):
                 gi = int(st.inst_ginst[inst, sel])
                 self._gref[gi] -= 1
-                if self._gref[gi] == 0 and (st.rkeys[gi] == SENT).all():
+                if self._gref[gi] == 0 and (st.rkeys[gi] == SENT).all() and not st.lres[gi].any():
                     gentry = self._gkey[gi]
                     assert gentry is not None
                     del self._ginst[gentry]
@@ -626,7 +686,7 @@ class CompiledExecutor:
             try:
                 rows = self._attempt(batch, close, final)
             except _Rebuild as why:
-                self._rebuild(closed_before, why.mixed, why.ranked, why.pool)
+                self._rebuild(closed_before, why.mixed, why.ranked, why.pool, why.lazy_pool)
                 continue
             if batch is not None:
                 self._retain(batch)
@@ -639,6 +699,7 @@ class CompiledExecutor:
         mixed: str | None = None,
         ranked: str | None = None,
         pool: bool = False,
+        lazy_pool: bool = False,
     ) -> None:
         """More lanes, a finer weight scale, hidden registers for the attribute ``mixed``
         (of both kinds) or ranks for the extremes of ``ranked``: replay the events of the
@@ -659,6 +720,11 @@ class CompiledExecutor:
             )
             self._check_memory(held, 4 * held)
             self._pool = 4 * len(st.pnext)
+        if lazy_pool:
+            st = self.st
+            held = sum(a.nbytes for a in (st.lnext, st.lkhi, st.linst, st.lkind, st.lidx, st.lval))
+            self._check_memory(held, 4 * held)
+            self._lpool = 4 * len(st.lnext)
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         while True:
@@ -668,7 +734,9 @@ class CompiledExecutor:
                     self._attempt(old, None, False, replay=True)
                 return
             except _Rebuild as why:
-                if why.pool:
+                if why.lazy_pool:
+                    self._lpool = 4 * len(self.st.lnext)
+                elif why.pool:
                     self._pool = 4 * len(self.st.pnext)  # the replay alone fills the pool
                 elif not self._kept_ranks:  # (else: ranks grew, see _rank: replay with them)
                     raise
@@ -713,11 +781,12 @@ class CompiledExecutor:
         replay: bool = False,
     ) -> list[ResultRow]:
         ev = self._events(batch, replay)
-        if not replay and len(ev.types) and self._tg == 0:
+        if not replay and len(ev.types):
             # the first chunk's windows tell the lanes the stream needs at least:
             # better a rebuild now than one after running half the chunk (later
-            # growth costs one chunk's replay)
-            need = self._chunk_need(ev)
+            # growth costs one chunk's replay); so do a lazy spec's at every chunk
+            need = self._chunk_need(ev) if self._tg == 0 else 0
+            need = max(need, self._lazy_need(ev))
             if need > self.lim[0]:
                 self._need = max(self._need, need)
                 raise _Rebuild()
@@ -736,6 +805,8 @@ class CompiledExecutor:
             self._inexact(int(self.st.eflag[1]))
         if status == 2:
             raise _Rebuild(pool=True)
+        if status == 3:
+            raise _Rebuild(lazy_pool=True)
         if status:
             if replay:
                 raise ExecutionError("internal: a replay overflowed the lanes chosen for it")
@@ -788,6 +859,8 @@ class CompiledExecutor:
             pid = ev.pid[g]
             live = (role > 0) & (pid >= 0)
             for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
+                if prog.sp_lazy[sp]:  # (the kernel counts them, see _engine._count_in)
+                    continue
                 klo, khi = ev.klo[sp], ev.khi[sp]
                 base = int(klo.min())
                 span = int(khi.max()) - base
@@ -806,6 +879,41 @@ class CompiledExecutor:
                 best = max(best, int((reps + s1 * bits).max()))
         return best
 
+    def _lazy_need(self, ev: Events) -> int:
+        """The largest need (see :mod:`._rns`) of a lazy spec's window at the chunk's
+        events, at most: per instance, the events of the open windows (counted by the
+        kernel) and those of the chunk within WITHIN / SLIDE + 1 slides of each event."""
+        prog = self.prog
+        if not prog.sp_lazy.any():
+            return 0
+        s1 = int(self.lim[1])
+        counts = 3 * len(prog.c_lazy) + len(prog.j_q) + len(prog.sp_lazy)  # (_lz_cols)
+        best = 0
+        for g in range(prog.part_role.shape[0]):
+            role = prog.part_role[g][ev.types]
+            live = np.flatnonzero((role > 0) & (ev.pid[g] >= 0))
+            if not len(live):
+                continue
+            for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
+                if not prog.sp_lazy[sp]:
+                    continue
+                spec = self.low.specs[sp]
+                ns = math.ceil(spec.within / spec.slide) + 1
+                khi = ev.khi[sp][live]
+                pid = ev.pid[g][live]
+                base = int(khi.min())
+                key = pid * (int(khi.max()) - base + ns + 2) + (khi - base)
+                order = np.argsort(key, kind="stable")
+                ks = key[order]
+                lo = np.searchsorted(ks, ks - ns, side="left")
+                rep = np.r_[0, np.cumsum(role[live][order] == 2)]
+                inst = pid[order]
+                cnt = np.arange(1, len(ks) + 1) - lo + self.st.lzi[inst, counts + 2 * sp]
+                reps = rep[1:] - rep[lo] + self.st.lzi[inst, counts + 2 * sp + 1]
+                bits = np.floor(np.log2(cnt)).astype(np.int64) + 1
+                best = max(best, int((reps + s1 * bits).max()))
+        return best
+
     def _refresh_groups(self) -> None:
         lists: list[list[int]] = [[] for _ in self.low.grouping_of]
         for (gid, _), gi in self._ginst.items():
@@ -820,17 +928,23 @@ class CompiledExecutor:
         low = self.low
         L = self.lanes
         n = len(ev.types)
-        cap = 1
+        prog = self.prog
+        cap = lcap = 1
+        slots = prog.sp_lazy == 0  # (a lazy spec's bindings take one row of lrow each)
         if n:
-            nbind = np.diff(self.prog.ty_ptr)[ev.types]
-            nk = (ev.khi - ev.klo).max(axis=0) if len(ev.klo) else np.ones(n, dtype=np.int64)
+            nbind = np.diff(prog.ty_ptr)[ev.types]
+            nk = (ev.khi - ev.klo)[slots].max(axis=0) if slots.any() else np.ones(n, np.int64)
             cost = nbind * np.maximum(nk, 1)
             if ev.xptr.shape[1] > 1:  # a wildcard event is processed in many instances
                 cost *= 1 + np.diff(ev.xptr, axis=1).sum(axis=0)
             starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
             cap = int(np.add.reduceat(cost, starts).max()) + 1
+            if not slots.all():
+                lcap = int(np.add.reduceat(nbind, starts).max()) + 1
         AL = low.max_additive * L
         M = low.max_extreme
+        lazy = prog.c_lazy == 1
+        lrow = int((prog.c_A * prog.c_lw)[lazy].max()) * L if lazy.any() else 1
         return Scratch(
             vec=np.zeros(AL, dtype=np.int64),
             vext=np.zeros(M, dtype=np.float64),
@@ -841,6 +955,16 @@ class CompiledExecutor:
             eext=np.zeros((cap, M), dtype=np.float64),
             sk=np.zeros(low.stack, dtype=np.int64),  # the stack of NEXT conditions (edges)
             sv=np.zeros(low.stack, dtype=np.float64),
+            # lazy windows: entries (query, state, instance, event, starts), rows, starts;
+            # entries in use and the solve's stamp; a solve's dY per class, and stamps
+            lent=np.zeros((lcap if lazy.any() else 1, 5), dtype=np.int64),
+            lrow=np.zeros((lcap if lazy.any() else 1, lrow), dtype=np.int64),
+            lsv=np.zeros((lcap if lazy.any() else 1, AL), dtype=np.int64),
+            ln=np.zeros(2, dtype=np.int64),
+            ldel=np.zeros(len(prog.c_lazy) * AL, dtype=np.int64),
+            lst=np.full(len(prog.c_lazy), -1, dtype=np.int64),
+            lmark=np.full(len(prog.c_lazy), -1, dtype=np.int64),  # classes a solve visits
+            ltodo=np.zeros(len(prog.c_lazy), dtype=np.int64),
         )
 
     def _out(self, ev: Events) -> Out:
@@ -866,12 +990,25 @@ class CompiledExecutor:
                     ends = int(counts[end_type])  # type: ignore[index]
                 span = int(ev.khi[sp, -1] - ev.klo[sp, 0]) + ns
                 cap += min(ends * ns, g_q * span)
+            if prog.q_lazy[q]:  # every window from the oldest open one, per group
+                cap += g_q * self._lazy_windows(int(prog.q_spec[q]), ev)
         return Out(
             n=np.zeros(1, dtype=np.int64),
             key=np.zeros((cap, 3), dtype=np.int64),
             add=np.zeros((cap, self.low.max_additive * L), dtype=np.int64),
             ext=np.zeros((cap, self.low.max_extreme), dtype=np.float64),
         )
+
+    def _lazy_windows(self, sp: int, ev: Events) -> int:
+        """The most windows of lazy spec ``sp`` that a call may close: from the oldest open
+        one to the last that holds a queued entry or an event of the chunk."""
+        st = self.st
+        hi = int(st.lkhi[st.lq[sp, 1]]) if st.lq[sp, 1] >= 0 else None
+        lo = int(st.closed[sp]) if st.lq[sp, 0] >= 0 else None
+        if len(ev.types):
+            hi = max(hi, int(ev.khi[sp, -1])) if hi is not None else int(ev.khi[sp, -1])
+            lo = min(lo, int(ev.klo[sp, 0])) if lo is not None else int(ev.klo[sp, 0])
+        return 0 if hi is None or lo is None else max(hi - lo, 0) + 1
 
     def _events(self, batch: EventBatch | None, replay: bool) -> Events:
         low = self.low
@@ -899,6 +1036,7 @@ class CompiledExecutor:
                 xv=np.zeros((max(len(low.edge_columns), 1), 0), dtype=np.float64),
                 xk=np.zeros((max(len(low.edge_columns), 1), 0), dtype=np.int64),
                 wrank=low.words.ranks,
+                linv=np.zeros((1, L), dtype=np.int64),
             )
         n = len(batch)
         lut = np.array(
@@ -971,6 +1109,20 @@ class CompiledExecutor:
             xv=xv,
             xk=xk,
             wrank=low.words.ranks,  # (after value_columns: the chunk's words are in it)
+            linv=self._inverses(tg),
+        )
+
+    def _inverses(self, tg: np.ndarray) -> np.ndarray:
+        """The inverses of 1 .. (the most events of a time group) + 1 modulo each lane's
+        prime, for the lazy windows' Kleene diagonals (row m: 1 / m; row 0 unused)."""
+        L = self.lanes
+        if not self.prog.c_lloop.any() or not len(tg):
+            return np.zeros((1, L), dtype=np.int64)
+        most = int(np.bincount(tg - tg[0]).max()) + 2
+        primes = [int(p) for p in self.mod.p]
+        return np.array(
+            [[0] * L] + [[pow(m, p - 2, p) for p in primes] for m in range(1, most + 1)],
+            dtype=np.int64,
         )
 
     def _partition_ids(

@@ -67,7 +67,7 @@ from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_ev
 from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.template import Negation, Template
-from trendagg.plan.windows import WindowSpec
+from trendagg.plan.windows import WindowSpec, as_number
 
 Program = namedtuple(
     "Program",
@@ -81,8 +81,15 @@ Program = namedtuple(
     "c_nt nt_q nt_neg nt_NS nt_koff nt_aoff nt_eoff ty_ns_ptr ty_ns "
     "nt_log nt_col_ptr nt_col epred_ptr epred_nt epred_pr g_pr pr_ptr pr_code pr_ck pr_cv "
     "ipred_ptr ipred_ix ipred_op ipred_pr ix_q ix_key ix_NS ix_koff ix_aoff ix_eoff c_ix_ptr c_ix "
-    "c_tmpl tpred_ptr tpred_src",
+    "c_tmpl tpred_ptr tpred_src "
+    "q_lazy sp_lazy c_lazy c_lloop c_anc_ptr c_anc c_lw c_lg c_ly c_ldi j_ld j_q j_c lpm_ptr lpm "
+    "ldj_ptr ldj_j ldj_pos c_desc_ptr c_desc c_rank q_lroff",
 )
+
+#: A window spec whose events fall into at least this many windows (WITHIN / SLIDE,
+#: rounded up) keeps its registers by the start of the trends (lazy windows, see
+#: :meth:`_Lowering.lazy_windows`) when every query of it allows that. Tests set it to 1.
+LAZY_MIN_WINDOWS = 16
 
 
 HIDDEN = "#"  # joins an attribute and a hidden column's role; no attribute name has it
@@ -337,6 +344,26 @@ def _state_classes(
     return qs_c, reps
 
 
+def _acyclic(preds: list[list[int]]) -> bool:
+    """True when the states (their predecessors ``preds``, self-loops left out) have no
+    cycle."""
+    done: set[int] = set()
+    path: set[int] = set()
+
+    def visit(s: int) -> bool:
+        if s in done:
+            return True
+        if s in path:
+            return False
+        path.add(s)
+        ok = all(visit(x) for x in preds[s])
+        path.discard(s)
+        done.add(s)
+        return ok
+
+    return all(visit(s) for s in range(len(preds)))
+
+
 def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     for i, items in enumerate(lists):
@@ -368,7 +395,9 @@ def lower(
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
     low.negations()
+    low.lazy_windows()
     low.classes()
+    low.lazy_tables()
     low.sharing_sets([b for b in sharing.bursts if b.executor == "compiled"])
     low.type_bindings()
     low.roles()
@@ -617,6 +646,181 @@ class _Lowering:
         columns = [a for _, a in sorted((reg, a) for _, reg, a in exts)]
         self.readouts.append(Readout(tuple(readout_sums), tuple(readout_exts), tuple(columns)))
         return sums, exts, hidden_reg, nmin
+
+    def lazy_windows(self) -> None:
+        """Lazy windows: the window specs whose queries keep their registers by the start
+        of the trends instead of per window (``q_lazy``, ``sp_lazy``).
+
+        An event of a spec with WITHIN / SLIDE windows is in that many windows, and the
+        window slots cost it that many register updates per state. A trend is in window
+        k when it starts at or after k's start (its end is in every open window), so one
+        set of registers per start slide holds every window; and since an event maps
+        every start slide's registers by the same linear map, the kernel keeps them as
+        ``X = G Y``: a matrix G per partition instance that the events update (O(states)
+        each), times the registers Y that trend starts add at their own slide. A
+        window's results are the END vertices' rows of G times the Y of the slides at or
+        after its start, kept as a running total per group (``_engine``'s lazy
+        functions; the derivation is in their comment block). An event then costs the
+        same for any number of windows.
+
+        A spec is lazy when every query of it allows that: additive registers only (no
+        MIN or MAX), no NOT and no NEXT condition, an unqualified partitioning, no cycle
+        through two states (nested Kleene), and at least :data:`LAZY_MIN_WINDOWS`
+        windows per event. Its queries keep no window slots (``q_NS`` 0) and join no
+        shared burst."""
+        q = self.q
+        n_all = len(q["q_spec"])
+        ok = [math.ceil(s.within / s.slide) >= LAZY_MIN_WINDOWS for s in self.specs]
+        for qi in range(n_all):
+            lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
+            plain = (
+                q["q_nkind"][qi] < 0
+                and q["q_blk"][qi] < 0
+                and q["q_trail"][qi] < 0
+                and q["q_M"][qi] == 0
+                and not self.parts[q["q_part"][qi]].qualified
+                and not any(
+                    gs in self.negs or gs in self.edges or gs in self.guards for gs in range(lo, hi)
+                )
+                and _acyclic([[s for s in self.preds[gs] if s != gs - lo] for gs in range(lo, hi)])
+            )
+            if not plain:
+                ok[q["q_spec"][qi]] = False
+        self.lazy = ok
+        q["q_lazy"] = [1 if ok[sp] else 0 for sp in q["q_spec"]]
+        for qi in range(n_all):
+            if q["q_lazy"][qi]:
+                q["q_NS"][qi] = 0
+
+    def lazy_tables(self) -> None:
+        """The layout of the lazy windows' state (see :meth:`lazy_windows`). Per lazy
+        class c: its ancestors (itself and the classes its states read, transitively, in
+        an order where every class comes after those it reads), its row block of G (A
+        registers times the A registers of each ancestor: ``c_lw`` columns), its Y total
+        (A), the inverse of its diagonal (1); per END of a lazy query (``j``, in the order
+        of ``c_end_q``) its D block (A times the columns of its class); per predecessor
+        of a lazy state, where the predecessor's columns lie among its class's; per
+        lazy class, the ENDs whose D reads its Y; per partitioning, its lazy classes in
+        that order. All in one additive row per instance (``st.lz``), partitioning by
+        partitioning; and per query its result block in a group row (``st.lres``)."""
+        q, t = self.q, self.tables
+        reps, qs_c = self.reps, self.qs_c
+        n_c = len(reps)
+        c_lazy = [q["q_lazy"][qi] for qi, _ in reps]
+        cpreds: list[list[int]] = []
+        c_loop = []
+        for qi, s in reps:
+            gs = q["q_soff"][qi] + s
+            cpreds.append(
+                sorted({qs_c[q["q_soff"][qi] + src] for src in self.preds[gs] if src != s})
+            )
+            c_loop.append(1 if s in self.preds[gs] and c_lazy[qs_c[gs]] else 0)
+        rank: dict[int, int] = {}
+
+        def visit(c: int) -> None:
+            if c in rank:
+                return
+            for pc in cpreds[c]:
+                visit(pc)
+            rank[c] = len(rank)
+
+        for c in range(n_c):
+            if c_lazy[c]:
+                visit(c)
+        read = t["c_read"].tolist()  # type: ignore[attr-defined]
+
+        def c_read_of(d: int) -> bool:
+            return bool(read[d])
+
+        anc: list[list[int]] = []
+        for c in range(n_c):
+            found: set[int] = set()
+            todo = [c] if c_lazy[c] else []
+            while todo:
+                x = todo.pop()
+                if x not in found:
+                    found.add(x)
+                    todo.extend(cpreds[x])
+            anc.append(sorted(found, key=rank.__getitem__))
+        c_A = [q["q_A"][qi] for qi, _ in reps]
+        c_lw = [len(anc[c]) * c_A[c] for c in range(n_c)]
+        end_ptr = t["c_end_ptr"].tolist()  # type: ignore[attr-defined]
+        j_q = t["c_end_q"].tolist()  # type: ignore[attr-defined]
+        j_c = [c for c in range(n_c) for _ in range(end_ptr[c], end_ptr[c + 1])]
+        c_lg, c_ly, c_ldi = [0] * n_c, [0] * n_c, [0] * n_c
+        j_ld = [0] * len(j_q)
+        width = 1
+        part_lc: list[list[int]] = []
+        for g in range(len(self.parts)):
+            mine = sorted(
+                (c for c in range(n_c) if c_lazy[c] and q["q_part"][reps[c][0]] == g),
+                key=rank.__getitem__,
+            )
+            part_lc.append(mine)
+            off = 0
+            for c in mine:
+                c_lg[c], off = off, off + c_A[c] * c_lw[c]
+                c_ly[c], off = off, off + c_A[c]
+                c_ldi[c], off = off, off + 1
+            for j, c in enumerate(j_c):
+                if c in mine:
+                    j_ld[j], off = off, off + c_A[c] * c_lw[c]
+            width = max(width, off)
+        self.widths["lz"] = width
+        ldj: list[list[tuple[int, int]]] = [[] for _ in range(n_c)]
+        for j, c in enumerate(j_c):
+            if c_lazy[c]:
+                for pos, d in enumerate(anc[c]):
+                    ldj[d].append((j, pos))
+        ldj_ptr, ldj_j = _csr([[j for j, _ in items] for items in ldj])
+        _, ldj_pos = _csr([[pos for _, pos in items] for items in ldj])
+        # per lazy class, the read classes that read it (transitively), in that order
+        desc = [
+            sorted(
+                (d for d in range(n_c) if d != c and c in anc[d] and c_read_of(d)),
+                key=rank.__getitem__,
+            )
+            for c in range(n_c)
+        ]
+        q_lroff, _, _, gw = _blocks(
+            [
+                [qi for qi in self.parts[g].queries if q["q_gsel"][qi] == sel and q["q_lazy"][qi]]
+                for g, sel in self.grouping_of
+            ],
+            [1] * len(q["q_spec"]),
+            q["q_A"],
+            [0] * len(q["q_spec"]),
+            ("lres", "-", "--"),
+        )
+        self.group_widths["lres"] = gw["lres"]
+        self.anc = anc
+        t.update(
+            # (the number of windows per event of a lazy spec, 0 for others)
+            sp_lazy=_i64(
+                [
+                    math.ceil(s.within / s.slide) if lazy else 0
+                    for s, lazy in zip(self.specs, self.lazy, strict=True)
+                ]
+            ),
+            c_lazy=_i64(c_lazy),
+            c_lloop=_i64(c_loop),
+            c_anc_ptr=_csr(anc)[0],
+            c_anc=_csr(anc)[1],
+            c_lw=_i64(c_lw),
+            c_lg=_i64(c_lg),  # these five scaled by the lanes in State
+            c_ly=_i64(c_ly),
+            c_ldi=_i64(c_ldi),
+            j_ld=_i64(j_ld),
+            q_lroff=_i64(q_lroff),
+            j_q=_i64(j_q),
+            j_c=_i64(j_c),
+            ldj_ptr=ldj_ptr,
+            ldj_j=ldj_j,
+            ldj_pos=ldj_pos,
+            c_desc_ptr=_csr(desc)[0],
+            c_desc=_csr(desc)[1],
+            c_rank=_i64([rank.get(c, -1) for c in range(n_c)]),
+        )
 
     def classes(self) -> None:
         """State classes with their register blocks in an instance row (NS window slots of
@@ -976,7 +1180,13 @@ class _Lowering:
         panes: list[Fraction] = []
         for i, burst in enumerate(bursts):
             for names in burst.classes():
-                members = [(index[n], self.state_names[index[n]].index(v)) for n, v in names]
+                members = [
+                    (index[n], self.state_names[index[n]].index(v))
+                    for n, v in names
+                    if not q["q_lazy"][index[n]]  # (see lazy_windows)
+                ]
+                if not members:
+                    continue
                 qi, s = members[0]
                 f = self.bindings[q["q_soff"][qi] + s][2]
                 sets.append((burst.type_, q["q_part"][qi], f, members))
@@ -1096,7 +1306,10 @@ class _Lowering:
                 _index(sps, q["q_spec"][qi])
             part_sp_lists.append(sps)
         part_sp_ptr, part_sp = _csr(part_sp_lists)
-        sp_NS = [math.ceil(s.within / s.slide) + 1 for s in self.specs]
+        sp_NS = [
+            0 if lazy else math.ceil(s.within / s.slide) + 1
+            for s, lazy in zip(self.specs, self.lazy, strict=True)
+        ]
         self.widths["m"] = max(sum(sp_NS), 1)
         self.tables.update(
             part_role=part_role,
@@ -1178,6 +1391,16 @@ class _Lowering:
             ]
         )
         tpred_ptr, tpred_src = _csr(in_template)
+        # per predecessor of a lazy state: the positions of its class's ancestors among
+        # those of the state's class (see lazy_tables)
+        lpm: list[list[int]] = []
+        for gs in range(len(self.preds)):
+            c = self.qs_c[gs]
+            for j in range(int(pred_ptr[gs]), int(pred_ptr[gs + 1])):
+                pc = self.source_class(owner, gs, int(pred_src[j]))
+                where = {d: i for i, d in enumerate(self.anc[c])}
+                lpm.append([where[d] for d in self.anc[pc]] if self.q["q_lazy"][owner[gs]] else [])
+        lpm_ptr, lpm_flat = _csr(lpm)
         cnt_ptr, cnt_reg = _csr(self.cnt)
         sum_ptr, sum_reg = _csr([[r for r, _ in row] for row in self.sums])
         _, sum_w = _csr([[w for _, w in row] for row in self.sums])
@@ -1190,6 +1413,8 @@ class _Lowering:
             pred_src=pred_src,
             tpred_ptr=tpred_ptr,
             tpred_src=tpred_src,
+            lpm_ptr=lpm_ptr,
+            lpm=lpm_flat,
             cnt_ptr=cnt_ptr,
             cnt_reg=cnt_reg,
             sum_ptr=sum_ptr,
@@ -1262,6 +1487,22 @@ def template_read_classes(low: Lowered) -> list[str]:
     return [_class_text(m) for m, flag in zip(low.class_members, flags, strict=True) if flag]
 
 
+def lazy_window_specs(low: Lowered) -> list[str]:
+    """The window specs the kernel keeps by the start of the trends (lazy windows, see
+    :meth:`_Lowering.lazy_windows`) with their queries, as explain prints them:
+    ``WITHIN 86400 s SLIDE 1 s (q1, q2)``."""
+    prog = low.program
+    texts = []
+    for sp, spec in enumerate(low.specs):
+        if prog.sp_lazy[sp]:
+            names = [p.name for qi, p in enumerate(low.plans) if prog.q_spec[qi] == sp]
+            texts.append(
+                f"WITHIN {as_number(spec.within)} s SLIDE {as_number(spec.slide)} s "
+                f"({', '.join(names)})"
+            )
+    return texts
+
+
 def _class_text(members: list[tuple[str, str]]) -> str:
     """A state class as explain prints it: its (query, variable)s, ``{q1.T, q2.T}``."""
     return "{" + ", ".join(f"{q}.{v}" for q, v in members) + "}"
@@ -1282,6 +1523,11 @@ def scaled(program: Program, lanes: int) -> Program:
         nt_aoff=program.nt_aoff * lanes,
         ix_aoff=program.ix_aoff * lanes,
         set_boff=_boff(program, lanes),
+        c_lg=program.c_lg * lanes,
+        c_ly=program.c_ly * lanes,
+        c_ldi=program.c_ldi * lanes,
+        j_ld=program.j_ld * lanes,
+        q_lroff=program.q_lroff * lanes,
     )
 
 
