@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -85,9 +86,6 @@ def child(config: dict[str, object]) -> dict[str, object]:
             timeline.append((events, int(f.read().split()[1]) * page / 2**20))
     rows += runner.finish()
     finished = time.perf_counter()
-    stats: dict[str, object] = {}
-    runner.report(stats)
-    kernel = stats.get("kernel", {})
     return {
         "events": events,
         "rows": len(rows),
@@ -96,9 +94,21 @@ def child(config: dict[str, object]) -> dict[str, object]:
         "engine_s": finished - imported - read,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "timeline": timeline,
-        "lanes": kernel.get("lanes", 0) if isinstance(kernel, dict) else 0,
-        "bursts": kernel.get("bursts", 0) if isinstance(kernel, dict) else 0,
-        "shared_bursts": kernel.get("shared_bursts", 0) if isinstance(kernel, dict) else 0,
+        **kernel_stats(runner, rows),
+    }
+
+
+def kernel_stats(runner: Any, rows: list[Any]) -> dict[str, object]:
+    """The kernel's counters of a finished ``runner`` and a digest of its ``rows``."""
+    stats: dict[str, object] = {}
+    runner.report(stats)
+    kernel = stats.get("kernel", {})
+    kernel = kernel if isinstance(kernel, dict) else {}
+    return {
+        "lanes": kernel.get("lanes", 0),
+        "rebuilds": kernel.get("rebuilds", 0),
+        "bursts": kernel.get("bursts", 0),
+        "shared_bursts": kernel.get("shared_bursts", 0),
         "digest": hash(
             tuple(sorted((r.query, r.window_start, repr(sorted(r.values.items()))) for r in rows))
         ),

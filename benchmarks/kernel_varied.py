@@ -96,10 +96,14 @@ def child(config: dict[str, object]) -> dict[str, object]:
     }
 
 
-def one_run(config: dict[str, object]) -> tuple[float, dict[str, object]]:
+def one_run(
+    config: dict[str, object], script: Path | None = None
+) -> tuple[float, dict[str, object]]:
+    """(wall seconds from spawn to exit, the report) of ``script --child config`` in a
+    fresh process (kernel_windows.py runs its own through this)."""
     started = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(config)],
+        [sys.executable, str(script or Path(__file__).resolve()), "--child", json.dumps(config)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},

@@ -14,9 +14,9 @@ comparison.
 Every run is a fresh process pinned to one core that streams the CSV with
 ``iter_events`` in chunks of 500,000 rows into ``Runner.feed`` (hamlet); the
 parent times it from spawn to exit, median of ``--repeats``; peak memory is the
-child's ru_maxrss. Rows are checked: lazy windows equal window slots over the
-first ``--check-events`` events at each slide that both layouts run (1 day, 1 hour,
-1 minute).
+child's ru_maxrss. Rows are checked: lazy windows (forced, whatever the number of
+windows) equal window slots over the first ``--check-events`` events at each slide
+that both layouts run (1 day, 1 hour, 1 minute). ``auto`` is the kernel's choice.
 
     .venv/bin/python benchmarks/kernel_windows.py            # ~3 min here
     .venv/bin/python benchmarks/kernel_windows.py --events 100000 --repeats 1
@@ -31,7 +31,6 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +50,10 @@ def child(config: dict[str, object]) -> dict[str, object]:
     """One run, in this process."""
     started = time.perf_counter()
     os.sched_setaffinity(0, {int(config["cpu"])})  # type: ignore[call-overload]
+    sys.path.insert(0, str(HERE))
     import resource
+
+    from kernel_rideshare import kernel_stats
 
     from trendagg.engine import Runner
     from trendagg.io.readers import iter_events
@@ -59,8 +61,10 @@ def child(config: dict[str, object]) -> dict[str, object]:
     from trendagg.language import parse
     from trendagg.plan.compile import attributes_read, compile_workload
 
-    if config["layout"] == "slots":
+    if config["layout"] == "slots":  # (else "lazy": lazy windows at any count; "auto")
         program.LAZY_MIN_WINDOWS = 2**62
+    elif config["layout"] == "lazy":
+        program.LAZY_MIN_WINDOWS = 1
     plans = compile_workload(parse(QUERY.format(slide=config["slide"])))
     runner = Runner(plans, "hamlet")
     rows = []
@@ -81,35 +85,20 @@ def child(config: dict[str, object]) -> dict[str, object]:
             break
     rows += runner.finish()
     finished = time.perf_counter()
-    stats: dict[str, object] = {}
-    runner.report(stats)
-    kernel = stats.get("kernel", {})
     return {
         "events": events,
         "rows": len(rows),
         "run_s": finished - started,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "lazy": int(runner.compiled.prog.q_lazy[0]),
-        "lanes": kernel.get("lanes", 0) if isinstance(kernel, dict) else 0,
-        "rebuilds": kernel.get("rebuilds", 0) if isinstance(kernel, dict) else 0,
-        "digest": hash(
-            tuple(sorted((r.query, r.window_start, repr(sorted(r.values.items()))) for r in rows))
-        ),
+        **kernel_stats(runner, rows),
     }
 
 
 def one_run(config: dict[str, object]) -> tuple[float, dict[str, object]]:
-    started = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(config)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )
-    wall = time.perf_counter() - started
-    if out.returncode:
-        raise SystemExit(f"run {config} failed:\n{out.stderr}")
-    return wall, json.loads(out.stdout.strip().splitlines()[-1])
+    from kernel_varied import one_run as spawn
+
+    return spawn(config, Path(__file__).resolve())
 
 
 def run(config: dict[str, object], repeats: int) -> dict[str, object]:

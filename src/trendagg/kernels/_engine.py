@@ -33,6 +33,12 @@ its template (``cp_*``; see :mod:`trendagg.kernels.executor`). A class that only
 wildcard events reach (``c_tmpl``) is the same in every instance as in the
 template: it is processed in the template alone, and read there (``st.itmpl``).
 
+A lazy window spec (many windows per event, see
+:meth:`~trendagg.kernels.program._Lowering.lazy_windows`) keeps no window slots:
+its bindings are computed once per time group (``_lazy_phase1``) as rows of a
+matrix per instance, inserted by ``_lazy_insert_all``, and its windows written
+by ``_lazy_close`` (the comment block "lazy windows" below).
+
 Registers are residues modulo the primes ``P`` (lane-minor: register r,
 lane l at ``r * L + l``); minima and maxima are float64 (NaN = none: an
 extreme column holds NaN where an event has no value for it, so a hidden
@@ -1347,6 +1353,19 @@ def _lz_cols(prog):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
+def _lz_dot(st, inst, at, A, lane, vec, off):  # type: ignore[no-untyped-def]
+    """D_j's row r at one ancestor's block (its A columns from ``at``) times the A
+    registers of vec from ``off``, at one lane: what a start's dY adds to an END."""
+    L = st.P.shape[0]
+    p = st.P[lane]
+    acc = 0
+    for r2 in range(A):
+        v = mulmod(st.lz[inst, at + r2 * L + lane], vec[off + r2 * L + lane], p, st.PINV[lane])
+        acc = _addmod(acc, v, p)
+    return acc
+
+
+@njit(**JIT_INLINE)
 def _lz_entry(prog, st, inst, kind, idx, sp, khi):  # type: ignore[no-untyped-def]
     """The queue entry of (inst, kind, idx) at slide khi: the last one if it is that, else
     a new one at the queue's tail (-1, and the pool marked full, when there is none)."""
@@ -1697,18 +1716,7 @@ def _lz_solve(prog, st, ev, sc, inst, first):  # type: ignore[no-untyped-def]
             for r in range(A):
                 for lane in range(L):
                     p = P[lane]
-                    acc = 0
-                    for r2 in range(A):
-                        acc = _addmod(
-                            acc,
-                            mulmod(
-                                st.lz[inst, d0 + (r * wj + pos * A + r2) * L + lane],
-                                sc.ldel[dd + r2 * L + lane],
-                                p,
-                                PINV[lane],
-                            ),
-                            p,
-                        )
+                    acc = _lz_dot(st, inst, d0 + (r * wj + pos * A) * L, A, lane, sc.ldel, dd)
                     st.lval[xz, r * L + lane] = _addmod(st.lval[xz, r * L + lane], p - acc, p)
     return True
 
@@ -1719,7 +1727,6 @@ def _lz_expire(prog, st, sp, qi, k):  # type: ignore[no-untyped-def]
     lazy spec sp whose slides window k does not hold (khi <= k), undoing what they add."""
     L = st.P.shape[0]
     P = st.P
-    PINV = st.PINV
     _, _, _, counts, inst_tg = _lz_cols(prog)
     live = inst_tg + 2
     h = st.lq[sp, qi]
@@ -1746,18 +1753,9 @@ def _lz_expire(prog, st, sp, qi, k):  # type: ignore[no-untyped-def]
                 for r in range(A):
                     for lane in range(L):
                         p = P[lane]
-                        acc = 0
-                        for r2 in range(A):
-                            acc = _addmod(
-                                acc,
-                                mulmod(
-                                    st.lz[inst, d0 + (r * wj + pos * A + r2) * L + lane],
-                                    st.lval[h, r2 * L + lane],
-                                    p,
-                                    PINV[lane],
-                                ),
-                                p,
-                            )
+                        acc = _lz_dot(
+                            st, inst, d0 + (r * wj + pos * A) * L, A, lane, st.lval[h], np.int64(0)
+                        )
                         i = res + r * L + lane
                         st.lres[gi, i] = _addmod(st.lres[gi, i], p - acc, p)
         elif kind == 1:  # the results -= Z
@@ -1830,8 +1828,6 @@ def _lazy_close(prog, st, out, sp, upto):  # type: ignore[no-untyped-def]
 @njit(**JIT_INLINE)
 def _compute(prog, st, ev, sc, q, s, inst, e, n_ent, qs):  # type: ignore[no-untyped-def]
     """Phase 1 for one binding: the registers of event e's vertices, into the scratch."""
-    if prog.q_lazy[q]:  # (_lazy_phase1's)
-        return n_ent
     sp = prog.q_spec[q]
     A = prog.q_A[q]
     M = prog.q_M[q]
@@ -1964,45 +1960,68 @@ def _count_window_events(prog, st, ev, e, lim):  # type: ignore[no-untyped-def]
 
 @njit(**JIT_INLINE)
 def _count_in(prog, st, ev, e, g, inst, role, lim):  # type: ignore[no-untyped-def]
-    cap = lim[0]
-    s1 = lim[1]
     for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
         sp = prog.part_sp[j]
-        if prog.sp_lazy[sp]:  # the events of its open windows, an entry per 1/16 window
-            _, _, _, counts, _ = _lz_cols(prog)
-            # (counted until the last slide of its sixteenth leaves: a bound, not less)
-            g16 = max(prog.sp_lazy[sp] // 16, 1)
-            khi = -((-ev.khi[sp, e]) // g16) * g16
-            x = _lz_entry(prog, st, inst, np.int64(2), sp, sp, khi)
-            if x < 0:
-                continue  # (the pool is full: run_chunk returns 3)
-            st.lval[x, 0] += 1
-            st.lzi[inst, counts + 2 * sp] += 1
-            if role == 2:
-                st.lval[x, 1] += 1
-                st.lzi[inst, counts + 2 * sp + 1] += 1
-            need = st.lzi[inst, counts + 2 * sp + 1] + s1 * _bitlen(st.lzi[inst, counts + 2 * sp])
-            if need > st.stats[2]:
-                st.stats[2] = need
-            if need > cap:
+        if prog.sp_lazy[sp]:
+            if not _count_lazy(prog, st, ev, e, sp, inst, role, lim):
                 return False
-            continue
-        ns = prog.sp_NS[sp]
-        for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
-            idx = prog.sp_moff[sp] + k % ns
-            if st.mkeys[inst, idx] != k:
-                st.mkeys[inst, idx] = k
-                st.mcnt[inst, idx] = 0
-                st.mrep[inst, idx] = 0
-            st.mcnt[inst, idx] += 1
-            if role == 2:
-                st.mrep[inst, idx] += 1
-            need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
-            if need > st.stats[2]:
-                st.stats[2] = need
-            if need > cap:
-                return False
+        elif not _count_spec(prog, st, ev, e, sp, inst, role, lim):
+            return False
     return True
+
+
+@njit(**JIT_INLINE)
+def _count_slots(prog, st, ev, e, g, inst, role, lim):  # type: ignore[no-untyped-def]
+    """_count_in for a partitioning without lazy specs (a qualified one: see _others)."""
+    for j in range(prog.part_sp_ptr[g], prog.part_sp_ptr[g + 1]):
+        if not _count_spec(prog, st, ev, e, prog.part_sp[j], inst, role, lim):
+            return False
+    return True
+
+
+@njit(**JIT_INLINE)
+def _count_spec(prog, st, ev, e, sp, inst, role, lim):  # type: ignore[no-untyped-def]
+    """Count event e in its windows of spec sp (slots)."""
+    cap = lim[0]
+    s1 = lim[1]
+    ns = prog.sp_NS[sp]
+    for k in range(max(ev.klo[sp, e], st.closed[sp]), ev.khi[sp, e]):
+        idx = prog.sp_moff[sp] + k % ns
+        if st.mkeys[inst, idx] != k:
+            st.mkeys[inst, idx] = k
+            st.mcnt[inst, idx] = 0
+            st.mrep[inst, idx] = 0
+        st.mcnt[inst, idx] += 1
+        if role == 2:
+            st.mrep[inst, idx] += 1
+        need = st.mrep[inst, idx] + s1 * _bitlen(st.mcnt[inst, idx])
+        if need > st.stats[2]:
+            st.stats[2] = need
+        if need > cap:
+            return False
+    return True
+
+
+@njit(**JIT_INLINE)
+def _count_lazy(prog, st, ev, e, sp, inst, role, lim):  # type: ignore[no-untyped-def]
+    """Count event e in the open windows of lazy spec sp: one entry per instance and
+    sixteenth of a window, counted until the last slide of its sixteenth leaves (a
+    bound, never less; see _lazy_close)."""
+    _, _, _, counts, _ = _lz_cols(prog)
+    g16 = max(prog.sp_lazy[sp] // 16, 1)
+    khi = -((-ev.khi[sp, e]) // g16) * g16
+    x = _lz_entry(prog, st, inst, np.int64(2), sp, sp, khi)
+    if x < 0:
+        return True  # (the pool is full: run_chunk returns 3)
+    st.lval[x, 0] += 1
+    st.lzi[inst, counts + 2 * sp] += 1
+    if role == 2:
+        st.lval[x, 1] += 1
+        st.lzi[inst, counts + 2 * sp + 1] += 1
+    need = st.lzi[inst, counts + 2 * sp + 1] + lim[1] * _bitlen(st.lzi[inst, counts + 2 * sp])
+    if need > st.stats[2]:
+        st.stats[2] = need
+    return need <= lim[0]
 
 
 # The instances other than its own that an event is processed in (qualified partition
@@ -2037,8 +2056,8 @@ def _others(prog, st, ev, sc, i, j, tg, lim, n_ent, qs):  # type: ignore[no-unty
                 role = prog.part_role[g, ty]
                 if role == 0 or not prog.part_x[g] or ev.pid[g, e] < 0:
                     continue
-                for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):
-                    if not _count_in(prog, st, ev, e, g, ev.xinst[x], role, lim):
+                for x in range(ev.xptr[g, e], ev.xptr[g, e + 1]):  # (no lazy spec here)
+                    if not _count_slots(prog, st, ev, e, g, ev.xinst[x], role, lim):
                         return -1
             for b in range(prog.set_boff.shape[0]):
                 g = prog.set_part[b]
@@ -2223,7 +2242,7 @@ def run_chunk(prog, st, ev, sc, out, close_to, final, lim, qs):  # type: ignore[
                     continue
                 q = prog.b_q[bi]
                 inst = ev.pid[prog.q_part[q], e]
-                if inst < 0:
+                if inst < 0 or prog.q_lazy[q]:  # (lazy ones: _lazy_phase1)
                     continue
                 b = prog.b_set[bi]
                 if b >= 0 and st.mode[0] > 0 and st.mixed[inst, b] != tg:
