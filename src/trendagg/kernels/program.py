@@ -700,9 +700,10 @@ class _Lowering:
         (A), the inverse of its diagonal (1); per END of a lazy query (``j``, in the order
         of ``c_end_q``) its D block (A times the columns of its class); per predecessor
         of a lazy state, where the predecessor's columns lie among its class's; per
-        lazy class, the ENDs whose D reads its Y; per partitioning, its lazy classes in
-        that order. All in one additive row per instance (``st.lz``), partitioning by
-        partitioning; and per query its result block in a group row (``st.lres``)."""
+        lazy class, the ENDs whose D reads its Y, the read classes that read it (its
+        descendants, for a start's solve) and its rank in that order. All in one additive
+        row per instance (``st.lz``), partitioning by partitioning; and per query its
+        result block in a group row (``st.lres``)."""
         q, t = self.q, self.tables
         reps, qs_c = self.reps, self.qs_c
         n_c = len(reps)
@@ -750,13 +751,8 @@ class _Lowering:
         c_lg, c_ly, c_ldi = [0] * n_c, [0] * n_c, [0] * n_c
         j_ld = [0] * len(j_q)
         width = 1
-        part_lc: list[list[int]] = []
-        for g in range(len(self.parts)):
-            mine = sorted(
-                (c for c in range(n_c) if c_lazy[c] and q["q_part"][reps[c][0]] == g),
-                key=rank.__getitem__,
-            )
-            part_lc.append(mine)
+        for g in range(len(self.parts)):  # (an instance is of one partitioning)
+            mine = [c for c in range(n_c) if c_lazy[c] and q["q_part"][reps[c][0]] == g]
             off = 0
             for c in mine:
                 c_lg[c], off = off, off + c_A[c] * c_lw[c]
@@ -774,7 +770,7 @@ class _Lowering:
                     ldj[d].append((j, pos))
         ldj_ptr, ldj_j = _csr([[j for j, _ in items] for items in ldj])
         _, ldj_pos = _csr([[pos for _, pos in items] for items in ldj])
-        # per lazy class, the read classes that read it (transitively), in that order
+        # per lazy class, the read classes that read it (transitively), by rank
         desc = [
             sorted(
                 (d for d in range(n_c) if d != c and c in anc[d] and c_read_of(d)),
