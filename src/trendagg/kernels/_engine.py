@@ -1337,19 +1337,13 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
 
 @njit(**JIT_INLINE)
 def _lz_cols(prog):  # type: ignore[no-untyped-def]
-    """The first columns in st.lzi of: per class, a stamp and a count of its vertices in
-    the stamped time group; last entries per class, END and spec; per spec, its events in
-    the open windows and the repeatable ones; per instance, the time group of its starts,
-    the first of them (linked through sc.lent[., 4]) and its live entries."""
-    n_c = prog.c_lazy.shape[0]
-    n_j = prog.j_q.shape[0]
-    n_sp = prog.sp_lazy.shape[0]
-    c_last = 2 * n_c
-    j_last = c_last + n_c
-    sp_last = j_last + n_j
-    counts = sp_last + n_sp
-    inst_tg = counts + 2 * n_sp
-    return c_last, j_last, sp_last, counts, inst_tg
+    """The first columns in st.lzi of: the last entries per class, END and spec; per
+    spec, its events in the open windows and the repeatable ones; per instance, the time
+    group of its starts, the first of them (linked through sc.lent[., 4]) and its live
+    entries (its first columns: per class, a stamp and a count of its vertices in the
+    stamped time group; the layout is ``prog.lz_off``, see program.lazy_tables)."""
+    off = prog.lz_off
+    return off[0], off[1], off[2], off[3], off[4]
 
 
 @njit(**JIT_INLINE)
@@ -2008,7 +2002,7 @@ def _count_lazy(prog, st, ev, e, sp, inst, role, lim):  # type: ignore[no-untype
     sixteenth of a window, counted until the last slide of its sixteenth leaves (a
     bound, never less; see _lazy_close)."""
     _, _, _, counts, _ = _lz_cols(prog)
-    g16 = max(prog.sp_lazy[sp] // 16, 1)
+    g16 = max(prog.sp_nwin[sp] // 16, 1)
     khi = -((-ev.khi[sp, e]) // g16) * g16
     x = _lz_entry(prog, st, inst, np.int64(2), sp, sp, khi)
     if x < 0:

@@ -292,16 +292,14 @@ class CompiledExecutor:
         prog = self.low.program
         entry = 8 * (5 + max(self.low.max_additive * L, 2))
         lazy = (self._lpool or max(LAZY_POOL, POOL_BYTES // entry)) if prog.sp_lazy.any() else 1
-        n_c, n_j, n_sp = len(prog.c_lazy), len(prog.j_q), len(prog.sp_lazy)
-        # (see _engine._lz_cols) stamps and counts per class; last entries per class, END
-        # and spec; event counts per spec; a time group, a first start, live entries
-        self._lzi_row = np.r_[
-            np.full(n_c, -1),
-            np.zeros(n_c),
-            np.full(n_c + n_j + n_sp, -1),
-            np.zeros(2 * n_sp),
-            [-1, -1, 0],
-        ].astype(np.int64)
+        # st.lzi's row of a new instance (prog.lz_off, see _engine._lz_cols): no stamp,
+        # zero counts per class; no last entries; zero event counts; no time group or
+        # first start, no live entries
+        n_c, (_, _, _, counts, inst_tg, width) = len(prog.c_lazy), prog.lz_off.tolist()
+        self._lzi_row = np.full(width, -1, dtype=np.int64)
+        self._lzi_row[n_c : 2 * n_c] = 0
+        self._lzi_row[counts:inst_tg] = 0
+        self._lzi_row[width - 1] = 0
         tree_nodes = entries if len(self.low.program.ix_q) else 1
         self.st = State(
             P=self.mod.p,
@@ -411,8 +409,11 @@ class CompiledExecutor:
             return
         size = max(rows, 2 * arr.shape[0], 16)
         self._check_memory(arr.nbytes, size * arr.shape[1] * arr.itemsize)
-        new = np.empty((size, arr.shape[1]), dtype=arr.dtype)
-        new[:] = fill
+        if isinstance(fill, int) and fill == 0:  # (fresh zero pages: the new rows cost
+            new = np.zeros((size, arr.shape[1]), dtype=arr.dtype)  # nothing until used)
+        else:
+            new = np.empty((size, arr.shape[1]), dtype=arr.dtype)
+            new[arr.shape[0] :] = fill
         new[: arr.shape[0]] = arr
         self.st = self.st._replace(**{name: new})
 
@@ -887,7 +888,7 @@ class CompiledExecutor:
         if not prog.sp_lazy.any():
             return 0
         s1 = int(self.lim[1])
-        counts = 3 * len(prog.c_lazy) + len(prog.j_q) + len(prog.sp_lazy)  # (_lz_cols)
+        counts = int(prog.lz_off[3])  # (st.lzi's event counts, see _engine._lz_cols)
         best = 0
         for g in range(prog.part_role.shape[0]):
             role = prog.part_role[g][ev.types]
@@ -957,9 +958,9 @@ class CompiledExecutor:
             sv=np.zeros(low.stack, dtype=np.float64),
             # lazy windows: entries (query, state, instance, event, starts), rows, starts;
             # entries in use and the solve's stamp; a solve's dY per class, and stamps
-            lent=np.zeros((lcap if lazy.any() else 1, 5), dtype=np.int64),
-            lrow=np.zeros((lcap if lazy.any() else 1, lrow), dtype=np.int64),
-            lsv=np.zeros((lcap if lazy.any() else 1, AL), dtype=np.int64),
+            lent=np.zeros((lcap, 5), dtype=np.int64),
+            lrow=np.zeros((lcap, lrow), dtype=np.int64),
+            lsv=np.zeros((lcap, AL), dtype=np.int64),
             ln=np.zeros(2, dtype=np.int64),
             ldel=np.zeros(len(prog.c_lazy) * AL, dtype=np.int64),
             lst=np.full(len(prog.c_lazy), -1, dtype=np.int64),

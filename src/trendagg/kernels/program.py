@@ -83,7 +83,7 @@ Program = namedtuple(
     "ipred_ptr ipred_ix ipred_op ipred_pr ix_q ix_key ix_NS ix_koff ix_aoff ix_eoff c_ix_ptr c_ix "
     "c_tmpl tpred_ptr tpred_src "
     "q_lazy sp_lazy c_lazy c_lloop c_anc_ptr c_anc c_lw c_lg c_ly c_ldi j_ld j_q j_c lpm_ptr lpm "
-    "ldj_ptr ldj_j ldj_pos c_desc_ptr c_desc c_rank q_lroff",
+    "ldj_ptr ldj_j ldj_pos c_desc_ptr c_desc c_rank q_lroff sp_nwin lz_off",
 )
 
 #: A window spec whose events fall into at least this many windows (WITHIN / SLIDE,
@@ -790,12 +790,31 @@ class _Lowering:
         )
         self.group_widths["lres"] = gw["lres"]
         self.anc = anc
+        n_j, n_sp = len(j_q), len(self.specs)
+        # st.lzi's columns per instance (see _engine._lz_cols): per class, a stamp and a
+        # count of its vertices in the stamped time group; the last entries per class,
+        # END and spec; per spec, its events in the open windows and the repeatable ones;
+        # the time group of the instance's starts, the first of them, its live entries
+        c_last = 2 * n_c
+        counts = c_last + n_c + n_j + n_sp
         t.update(
+            sp_lazy=_i64(self.lazy),
             # (the number of windows per event of a lazy spec, 0 for others)
-            sp_lazy=_i64(
+            sp_nwin=_i64(
                 [
                     math.ceil(s.within / s.slide) if lazy else 0
                     for s, lazy in zip(self.specs, self.lazy, strict=True)
+                ]
+            ),
+            # c_last, j_last, sp_last, counts, inst_tg, and the width of a row of st.lzi
+            lz_off=_i64(
+                [
+                    c_last,
+                    c_last + n_c,
+                    c_last + n_c + n_j,
+                    counts,
+                    counts + 2 * n_sp,
+                    counts + 2 * n_sp + 3,
                 ]
             ),
             c_lazy=_i64(c_lazy),
