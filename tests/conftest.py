@@ -70,7 +70,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``make test`` runs two workers), the tests that use the
-    shared SparkSession run on one worker, so one JVM serves them all."""
+    shared SparkSession run in two groups, each on one worker with one JVM: the
+    streaming tests of test_spark_stream.py (about half of the Spark tests' time) and
+    the others. In one group they were the whole run's longest path."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("spark"))
+            stream = item.path.name == "test_spark_stream.py"
+            item.add_marker(pytest.mark.xdist_group("spark-stream" if stream else "spark"))
