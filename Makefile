@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -56,6 +56,11 @@ bench-varied: $(VENV)/.bench
 # one day of windows sliding by a day down to a second: time and peak memory (~3 min)
 bench-windows: $(VENV)/.bench
 	$(BIN)/python benchmarks/kernel_windows.py
+
+# where the kernel's time goes on the varied workload, by its inlined functions and
+# lines (Linux perf and binutils; the first run compiles a debug build, ~10 min)
+profile: $(VENV)/.bench
+	$(BIN)/python benchmarks/profile_kernel.py varied
 
 bench-edge: $(VENV)/.bench
 	$(BIN)/python benchmarks/edge_index.py
