@@ -818,3 +818,53 @@ def test_residues_of_small_and_large_values() -> None:
         assert out.tolist() == [
             [int(v) * s % q for s, q in zip(scale, p, strict=True)] for v in values.tolist()
         ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(2, 9), st.integers(1, 5)), min_size=1, max_size=3),
+    st.lists(
+        st.tuples(st.sampled_from("ABBC"), st.integers(0, 2), st.integers(0, 3)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([3, 7, 1000]),
+)
+def test_the_lanes_bound_is_the_largest_need_of_any_window(
+    specs: list[tuple[int, int]], steps: list[tuple[str, int, int]], chunk: int
+) -> None:
+    """The kernel counts each event in its open windows for the lanes' bound, and the
+    need it keeps (with the executor's estimate of a chunk before it runs) is a brute
+    force's over every window and partition: reps (the B's of the Kleene state) + s1 *
+    bitlen(events). Windows whose WITHIN is no multiple of the SLIDE included, and
+    SLIDEs longer than WITHIN (an event between two windows is in none); chunks cut the
+    stream."""
+    text = "\n".join(
+        f"q{i}: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [g] WITHIN {w} s SLIDE {s} s;"
+        for i, (w, s) in enumerate(specs)
+    )
+    records: list[dict[str, object]] = []
+    t = 0
+    for kind, g, dt in steps:
+        t += dt
+        records.append({"type": kind, "time": t, "g": g})
+    plans = compile_workload(parse(text))
+    old = kexec.CHUNK
+    kexec.CHUNK = chunk
+    try:
+        ex = kexec.CompiledExecutor(plans, sharing_plan(plans, "hamlet"))
+        ex.feed(from_records(records).events, None)
+        ex.finish()
+    finally:
+        kexec.CHUNK = old
+    s1 = int(ex.lim[1])
+    best = 0
+    for w, s in specs:
+        for start in range(-(w // s + 1) * s, t + 1, s):  # every window [start, start + w)
+            for g in range(3):
+                inside = [r for r in records if r["g"] == g and start <= r["time"] < start + w]
+                m = sum(r["type"] in "AB" for r in inside)
+                reps = sum(r["type"] == "B" for r in inside)
+                if m:
+                    best = max(best, reps + s1 * m.bit_length())
+    assert ex._need == best
