@@ -89,7 +89,16 @@ def rideshare_chunks(n: int, pieces: int) -> tuple[str, list[dict[str, Any]], li
     return text, records, [records[i : i + size] for i in range(0, n, size)]
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+# jsonl in `make test`; csv and parquet (about 35 s each) with `make test-slow`: the
+# CSV and Parquet streams are read in `make test` too (rejected long rows, huge counts)
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        "jsonl",
+        pytest.param("csv", marks=pytest.mark.slow),
+        pytest.param("parquet", marks=pytest.mark.slow),
+    ],
+)
 def test_file_stream_equals_batch_and_local_engine(spark: Any, tmp_path: Path, fmt: str) -> None:
     import trendagg
     from trendagg.spark.batch import _run, read_frame
