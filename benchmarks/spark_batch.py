@@ -1,22 +1,31 @@
-"""Spark batch and streaming vs the local engine, and the Python/JVM transfer floor.
+"""Spark batch (and streaming) vs the local engine and the Python/JVM transfer floor.
 
-The bundled rideshare workload (3 queries) over a generated Parquet file, side by
-side in one run, each configuration on the same file:
+Issue #16's comparison: whole commands in fresh processes, side by side in one run on
+the same Parquet file, rows checked equal:
 
-* local: ``trendagg.run`` on the file (read + engine), in this process, one core;
-* spark: ``spark.read.parquet`` + the batch pipeline (embedded ``local[*]``),
-  rows collected to the driver;
-* identity: the same read, repartitioned by driver and sorted by time, then a
-  ``mapInArrow`` that returns its batches unchanged: what moving the events
-  through Python costs before any trend is computed (the transfer floor);
-* stream (``--stream``): Structured Streaming over the same events split into
-  ten Parquet files, one micro-batch per file, RocksDB state, then a file far in
-  the future to close every window; its rows are checked against the batch's.
+* local: ``trendagg run --engine local`` (read + engine, one core);
+* spark: ``trendagg run`` (Spark embedded ``local[*]``: the JVM's start, reading,
+  routing, the engines and the driver's combine; results written as by local);
+* identity: a process that starts the same Spark session, reads the file's columns
+  that the workload reads and sends them through a ``mapInArrow`` that returns its
+  batches unchanged: what moving the events through Python costs before any trend is
+  computed (the floor a Spark pipeline cannot go under);
+* stream (``--stream``; the uniform workload up to 1M events): Structured Streaming
+  over the same events split into ten Parquet files (one micro-batch each, RocksDB
+  state), in a session of this process.
 
-    .venv/bin/python benchmarks/spark_batch.py --events 1000000 10000000 --repeats 3 1
+Workloads: ``uniform`` (the 50 queries of workloads.sharing_workload, the kernel's
+headline) over 1,000 drivers, and ``varied`` (workloads.varied_workload: four window
+specs, thresholds per query, GROUP-BY T.district) over 2,000 drivers, both with
+10,000 events per minute and trips of up to 16 legs. Per Spark run, where its time
+goes: the read-and-route stage, the engines' stage, and the rest (the JVM's start,
+planning, the driver's combine and writing), from Spark's event log.
 
-Writes benchmarks/results/spark_batch.{md,csv,png}. Medians of the repeats
-(the n-th ``--repeats`` value goes with the n-th ``--events`` value).
+    .venv/bin/python benchmarks/spark_batch.py                       # 1M and 10M uniform, 1M varied
+    .venv/bin/python benchmarks/spark_batch.py --events 1000000 --repeats 1 --varied 0
+
+Writes benchmarks/results/spark_batch.{md,csv,png}. Medians of the repeats (the n-th
+``--repeats`` value goes with the n-th ``--events`` value).
 
     .venv/bin/python benchmarks/spark_batch.py --base 21bfa9f --events 1000000 --repeats 4
 
@@ -110,10 +119,10 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
         ys = [float(r["events"]) / float(r[f"{key}_s"]) if r.get(f"{key}_s") else 0 for r in rows]  # type: ignore[arg-type]
         ax.bar(xs, ys, width, label=label)
     ax.set_xticks([i + width * (len(kinds) - 1) / 2 for i in range(len(rows))])
-    ax.set_xticklabels([f"{int(r['events']):,} events" for r in rows])  # type: ignore[call-overload]
+    ax.set_xticklabels([f"{r['workload']}, {int(r['events']):,}" for r in rows])  # type: ignore[call-overload]
     ax.set_yscale("log")
     ax.set_ylabel("events per second (log)")
-    ax.set_title("rideshare workload, 3 queries: medians, times include reading Parquet")
+    ax.set_title("50 queries over rideshare events: whole commands, medians")
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
@@ -194,104 +203,206 @@ def compare(base: str, n: int, repeats: int) -> None:
     print("\n".join(lines))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--events", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--repeats", type=int, nargs="+", default=[3])
-    parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
-    parser.add_argument("--base", help="instead: Spark batch of this commit and of this tree")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        return child(args.child)
-    if args.base:
-        return compare(args.base, args.events[0], args.repeats[0])
-    repeats = {n: args.repeats[min(i, len(args.repeats) - 1)] for i, n in enumerate(args.events)}
+def write_workload_events(path: Path, n: int, drivers: int) -> None:
+    """n rideshare events as Parquet (the kernel benchmarks' stream: 10,000 events per
+    minute, trips of up to 16 legs, seed 11), written in slices."""
+    import itertools
 
-    from hamlet_rideshare import machine
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    import trendagg
+    from trendagg.generate import rideshare
+
+    stream = rideshare(n, drivers=drivers, events_per_minute=10_000, max_legs=16, seed=11)
+    names = ["type", "time", "driver", "rider", "district", "duration", "speed", "price", "stars"]
+    types = [pa.string(), pa.int64()] + [pa.int64()] * 6 + [pa.float64()]
+    schema = pa.schema(list(zip(names, types, strict=True)) + [("zone", pa.string())])
+    with pq.ParquetWriter(path, schema) as writer:
+        while chunk := list(itertools.islice(stream, 500_000)):
+            cells = {c: [e.get(c) for e in chunk] for c in names}
+            cells["zone"] = [None if d is None else f"z{d}" for d in cells["district"]]
+            writer.write_table(pa.table(cells, schema=schema))
+
+
+def identity_child(path: str, columns: list[str]) -> None:
+    """The floor: a Spark session, the workload's columns of the file through an identity
+    ``mapInArrow`` (nothing kept: Spark's no-op sink)."""
     from trendagg.spark import spark_session
-    from trendagg.spark.batch import collect
-    from trendagg.spark.stream import read_results, stream_trends
 
-    workload = (files("trendagg") / "examples" / "rideshare.tq").read_text()
     spark = spark_session("local[*]")
-    partitions = 2 * spark.sparkContext.defaultParallelism
+    df = spark.read.parquet(path).select(*columns)
 
     def identity(batches):  # type: ignore[no-untyped-def]
         yield from batches
 
+    df.mapInArrow(identity, df.schema).write.format("noop").mode("overwrite").save()
+    spark.stop()
+
+
+def command(args: list[str]) -> float:
+    """Seconds of one fresh process, from spawn to exit."""
+    started = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - started
+
+
+def stage_times(log_dir: Path) -> tuple[float, float]:
+    """(read-and-route, engines) seconds of the newest Spark run: the first and the last
+    stage that its result's collection ran (adaptive execution runs the first, which ends
+    in the shuffle, as a job of its own), from the event log."""
+    logs = sorted(log_dir.glob("*/events_*"), key=lambda p: p.stat().st_mtime)
+    stages: dict[int, float] = {}
+    for line in logs[-1].open():
+        event = json.loads(line)
+        if event["Event"] == "SparkListenerStageCompleted":
+            info = event["Stage Info"]
+            if info["Stage Name"].startswith("toArrow"):
+                seconds = (info["Completion Time"] - info["Submission Time"]) / 1000
+                stages[info["Stage ID"]] = seconds
+    ids = sorted(stages)
+    return stages[ids[0]], stages[ids[-1]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--repeats", type=int, nargs="+", default=[3, 2])
+    parser.add_argument("--varied", type=int, default=1_000_000, help="varied events (0: none)")
+    parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "trendagg-bench")
+    parser.add_argument("--base", help="instead: Spark batch of this commit and of this tree")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--identity", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    if args.identity:
+        return identity_child(args.identity[0], args.identity[1:])
+    if args.base:
+        return compare(args.base, args.events[0], args.repeats[0])
+    sys.path.insert(0, str(HERE))
+    from hamlet_rideshare import machine
+
+    from trendagg.language import parse
+    from trendagg.plan.compile import attributes_read, compile_workload
+    from workloads import sharing_workload, varied_workload
+
+    runs = [
+        ("uniform", n, args.repeats[min(i, len(args.repeats) - 1)])
+        for i, n in enumerate(args.events)
+    ]
+    if args.varied:
+        runs.append(("varied", args.varied, args.repeats[0]))
+    trendagg = str(Path(sys.executable).parent / "trendagg")
+    args.data.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in args.events:
-            path = Path(tmp) / f"rides_{n}.parquet"
-            write_events(path, n)
-            k = repeats[n]
-            local_rows: list[object] = []
-
-            def local_run() -> None:
-                local_rows[:] = trendagg.run(workload, path)  # noqa: B023
-
-            t_local, runs_local = timed(local_run, k)
-            spark_rows: list[object] = []
-
-            def spark_run() -> None:
-                spark.catalog.clearCache()  # measure the job, never a cached result
-                spark_rows[:] = collect(spark, str(path), workload)[0]  # noqa: B023
-
-            t_spark, runs_spark = timed(spark_run, k)
-            assert same_rows(local_rows, spark_rows), "engines disagree"
-
-            def floor() -> None:
-                spark.catalog.clearCache()
-                df = spark.read.parquet(str(path))  # noqa: B023
-                df.repartition(partitions, "driver").sortWithinPartitions("time").mapInArrow(
-                    identity, df.schema
-                ).count()
-
-            t_identity, _ = timed(floor, k)
+        for name, n, k in runs:
+            text = sharing_workload(50) if name == "uniform" else varied_workload(50)
+            queries = Path(tmp) / f"{name}.tq"
+            queries.write_text(text)
+            drivers = 1000 if name == "uniform" else 2000
+            path = args.data / f"spark_{name}_{n}.parquet"
+            if not path.exists():
+                print(f"generating {path} ...", flush=True)
+                write_workload_events(path.with_suffix(".part"), n, drivers)
+                path.with_suffix(".part").rename(path)
+            columns = ["type", "time", *sorted(attributes_read(compile_workload(parse(text))))]
+            logs = Path(tmp) / "events"
+            logs.mkdir(exist_ok=True)
+            times: dict[str, list[float]] = {"local": [], "spark": [], "identity": []}
+            stages = []
+            for _ in range(k):  # (alternating, so that drift hits each alike)
+                out = {e: Path(tmp) / f"{e}.jsonl" for e in ("local", "spark")}
+                times["local"].append(
+                    command(
+                        [
+                            trendagg,
+                            "run",
+                            "--engine",
+                            "local",
+                            "-q",
+                            "-o",
+                            str(out["local"]),
+                            str(queries),
+                            str(path),
+                        ]
+                    )
+                )
+                times["spark"].append(
+                    command(
+                        [trendagg, "run", "-q", "-o", str(out["spark"]),
+                         "--conf", "spark.eventLog.enabled=true",
+                         "--conf", f"spark.eventLog.dir=file://{logs}",
+                         "--conf", "spark.eventLog.compress=false",
+                         str(queries), str(path)]
+                    )
+                )  # fmt: skip
+                stages.append(stage_times(logs))
+                times["identity"].append(
+                    command([sys.executable, __file__, "--identity", str(path), *columns])
+                )
+                local_lines = out["local"].read_text().splitlines()
+                if sorted(local_lines) != sorted(out["spark"].read_text().splitlines()):
+                    raise SystemExit(f"{name} {n}: Spark's rows differ from the local engine's")
+            med = {e: statistics.median(v) for e, v in times.items()}
+            route = statistics.median(s[0] for s in stages)
+            engines = statistics.median(s[1] for s in stages)
             row: dict[str, object] = {
+                "workload": name,
                 "events": n,
                 "repeats": k,
-                "local_s": round(t_local, 2),
-                "spark_s": round(t_spark, 2),
-                "identity_s": round(t_identity, 2),
-                "local_events_per_s": round(n / t_local),
-                "spark_events_per_s": round(n / t_spark),
-                "spark_over_local": round(t_local / t_spark, 2),
-                "spark_over_identity": round(t_spark / t_identity, 1),
-                "result_rows": len(local_rows),
-                "local_runs_s": " ".join(f"{x:.1f}" for x in runs_local),
-                "spark_runs_s": " ".join(f"{x:.1f}" for x in runs_spark),
+                "local_s": round(med["local"], 2),
+                "spark_s": round(med["spark"], 2),
+                "identity_s": round(med["identity"], 2),
+                "spark_over_local": round(med["spark"] / med["local"], 2),
+                "spark_over_identity": round(med["spark"] / med["identity"], 2),
+                "route_stage_s": round(route, 2),
+                "engine_stage_s": round(engines, 2),
+                "rest_s": round(med["spark"] - route - engines, 2),
+                "result_rows": len(local_lines),
+                "local_runs_s": " ".join(f"{x:.1f}" for x in times["local"]),
+                "spark_runs_s": " ".join(f"{x:.1f}" for x in times["spark"]),
             }
-            if args.stream:
-                split_files(path, Path(tmp) / f"stream_{n}", 10)
-                stream_rows: list[object] = []
-
-                def stream_run() -> None:
-                    run_dir = Path(tempfile.mkdtemp(dir=tmp))
-                    query, _ = stream_trends(
-                        str(Path(tmp) / f"stream_{n}"),  # noqa: B023
-                        workload,
-                        spark=spark,
-                        output=str(run_dir / "out"),
-                        checkpoint=str(run_dir / "ckpt"),
-                        available_now=True,
-                        max_files_per_trigger=1,
-                    )
-                    query.awaitTermination()
-                    stream_rows[:] = read_results(str(run_dir / "out"))  # noqa: B023
-
-                t_stream, _ = timed(stream_run, k)
-                assert same_rows(local_rows, stream_rows), "stream disagrees"
-                row["stream_s"] = round(t_stream, 2)
-                row["stream_events_per_s"] = round(n / t_stream)
+            if args.stream and name == "uniform" and n <= 1_000_000:  # (the stream's cost)
+                row.update(stream_run(path, text, Path(tmp), k, local_lines))
             rows.append(row)
             print(row, flush=True)
+    write_results(rows, machine(), args.stream)
+
+
+def stream_run(path: Path, text: str, tmp: Path, k: int, expected: list[str]) -> dict[str, object]:
+    """Structured Streaming over the file split in ten, in a session of this process."""
+    from trendagg.io.writers import result_json
+    from trendagg.spark import spark_session
+    from trendagg.spark.stream import read_results, stream_trends
+
+    spark = spark_session("local[*]")
+    folder = tmp / f"stream_{path.stem}"
+    if not folder.exists():
+        split_files(path, folder, 10)
+    runs, got = [], []
+    for _ in range(k):
+        run_dir = Path(tempfile.mkdtemp(dir=tmp))
+        started = time.perf_counter()
+        query, _ = stream_trends(
+            str(folder), text, spark=spark, output=str(run_dir / "out"),
+            checkpoint=str(run_dir / "ckpt"), available_now=True, max_files_per_trigger=1,
+        )  # fmt: skip
+        query.awaitTermination()
+        runs.append(time.perf_counter() - started)
+        got = read_results(str(run_dir / "out"))
     spark.stop()
+    if sorted(result_json(r).strip() for r in got) != sorted(line.strip() for line in expected):
+        raise SystemExit("the stream's rows differ from the local engine's")
+    return {"stream_s": round(statistics.median(runs), 2)}
+
+
+def write_results(rows: list[dict[str, object]], machine: str, stream: bool) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(k for r in rows for k in r))
     with (RESULTS / "spark_batch.csv").open("w", newline="") as f:
@@ -299,26 +410,30 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, RESULTS / "spark_batch.png")
-    stream = args.stream
     lines = [
-        "# Spark batch (and streaming) vs the local engine (rideshare workload, 3 queries)",
+        "# Spark batch vs the local engine and the transfer floor (whole commands)",
         "",
-        f"Machine: {machine()}. Spark local[*] ({partitions} partitions per query group), "
-        "session started before timing; times include reading the Parquet file; medians of "
-        "the repeats shown; all engines returned the same rows (checked).",
+        f"Machine: {machine}. Run {time.strftime('%Y-%m-%d')}. Each figure is a whole "
+        "command in a fresh process (Python and the JVM started, the Parquet file read, "
+        "results written); Spark embedded local[*]; medians of the repeats; Spark's rows "
+        "equal the local engine's (checked each run). Stages: the read-and-route stage "
+        "and the engines' stage of the Spark run's one job (Spark's event log); the rest "
+        "is the JVM's start, planning, the driver's combine and writing.",
         "",
-        "| events | repeats | local s (events/s) | Spark batch s (events/s) | Spark / local speed-up | identity mapInArrow s | Spark / identity |"
-        + (" Spark streaming s (events/s) |" if stream else ""),
-        "|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if stream else ""),
+        "| workload | events | repeats | local s | Spark s | Spark / local | identity s | "
+        "Spark / identity | route stage s | engines stage s | rest s |"
+        + (" stream s |" if stream else ""),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if stream else ""),
     ]
     for r in rows:
         line = (
-            f"| {r['events']:,} | {r['repeats']} | {r['local_s']:.1f} ({r['local_events_per_s']:,}) "
-            f"| {r['spark_s']:.1f} ({r['spark_events_per_s']:,}) | {r['spark_over_local']:.2f}x "
-            f"| {r['identity_s']:.1f} | {r['spark_over_identity']:.1f}x |"
+            f"| {r['workload']} | {r['events']:,} | {r['repeats']} | {r['local_s']:.1f} "
+            f"| {r['spark_s']:.1f} | {r['spark_over_local']:.2f}x | {r['identity_s']:.1f} "
+            f"| {r['spark_over_identity']:.2f}x | {r['route_stage_s']:.1f} "
+            f"| {r['engine_stage_s']:.1f} | {r['rest_s']:.1f} |"
         )
         if stream:
-            line += f" {r['stream_s']:.1f} ({r['stream_events_per_s']:,}) |"
+            line += f" {r['stream_s']:.1f} |" if r.get("stream_s") else " |"
         lines.append(line)
     (RESULTS / "spark_batch.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -206,17 +206,20 @@ def test_cli_spark_engine_reads_json_lines_as_the_local_engine_does(
         assert "'six', not a number" in err and "invalid JSON" in err and "an array" in err
 
 
-def test_a_time_spark_cannot_order_is_rejected_not_lost(spark: Any) -> None:
+def test_a_time_only_the_engine_orders_is_an_event_as_in_the_local_engine(spark: Any) -> None:
+    """The engine orders the events (Spark only moves them): a time Spark's SQL cannot
+    read, an ISO week date, is an event on Spark as it is in the local engine."""
+    from trendagg import run
     from trendagg.spark import trend_aggregation
 
-    df = spark.createDataFrame(
-        [("A", "1"), ("A", "2013-W01-2"), ("A", "3")], "type string, time string"
-    )
-    results, rejects = trend_aggregation(df, "RETURN COUNT(*) PATTERN A+ WITHIN 1 min")
-    assert [r["COUNT(*)"] for r in results.collect()] == [3]  # A1, A3, A1 A3
-    (reject,) = rejects.collect()
-    assert "Spark cannot order by" in reject["reason"]
-    assert '"2013-W01-2"' in reject["record"]
+    records = [("A", "1"), ("A", "2013-W01-2"), ("A", "3")]
+    df = spark.createDataFrame(records, "type string, time string")
+    query = "RETURN COUNT(*) PATTERN A+ WITHIN 1 min"
+    results, rejects = trend_aggregation(df, query)
+    assert rejects.count() == 0
+    local = run(query, [{"type": t, "time": x} for t, x in records])
+    assert spark_rows(results) == local_rows(local)
+    assert sorted(r["COUNT(*)"] for r in results.collect()) == [1, 3]  # A1, A3, A1 A3; A2013
 
 
 @pytest.mark.parametrize("header", [True, False])
@@ -253,19 +256,20 @@ def test_cli_spark_engine_rejects_long_csv_rows_as_the_local_engine_does(
 
 
 def test_each_rejected_row_is_reported_once_whichever_groups_read_it(spark: Any) -> None:
-    """One pass reports the rejects: a row two query groups read is reported by one of
-    them, identical bad rows stay as many as they are, and the rows no group reads (a type
-    no query uses, a null key, a time Spark cannot order, no type) are still checked."""
+    """One pass reports the rejects: a row two query groups read is reported once,
+    identical bad rows stay as many as they are, and the rows no group reads (a type no
+    query uses, no type) are still checked; results and rejects are the local engine's."""
+    from trendagg import run
     from trendagg.spark import trend_aggregation
 
     rows = [
         ("A", "1", "1", 1),
-        ("B", "1e300", "1", 5),  # both groups read it (Spark orders it): rejected once
+        ("B", "1e300", "1", 5),  # both groups read it: rejected once
         ("B", "1e300", "1", 5),  # the same row again: rejected again, once
         ("B", "1e300", None, 6),  # no g: only q1's group reads it
         ("Z", "4", "1", 0),  # a type no query uses: read, fine, not fed
         ("Z", "yesterday", "1", 1),  # a type no query uses, no time: rejected
-        ("B", "2013-W01-2", "1", 5),  # a time the engine reads but Spark cannot order
+        ("B", "2013-W01-2", "1", 5),  # a time only the engine reads: an event
         (None, "5", "1", 1),  # no type
         ("B", "6", "1", 7),
     ]
@@ -278,14 +282,19 @@ def test_each_rejected_row_is_reported_once_whichever_groups_read_it(spark: Any)
     bad = rejects.collect()
     assert len({r["row_id"] for r in bad}) == len(bad)  # no row twice
     records = [(json.loads(r["record"]), r["reason"]) for r in bad]
-    assert sorted(record["v"] for record, _ in records) == [1, 1, 5, 5, 5, 6]
+    assert sorted(record["v"] for record, _ in records) == [1, 1, 5, 5, 6]
     far = [reason for record, reason in records if record["time"] == "1e300"]
     assert len(far) == 3 and all("out of range" in reason for reason in far)
     reasons = " | ".join(reason for _, reason in records)
-    assert "Spark cannot order" in reasons and "no event type" in reasons
-    assert "yesterday" in reasons
-    got = {r["query"]: r for r in results.collect()}
-    assert got["q1"]["SUM(B.v)"] == 7 and got["q2"]["COUNT(*)"] == 1  # only B at 6 is fed
+    assert "no event type" in reasons and "yesterday" in reasons
+    names = ["type", "time", "g", "v"]
+    kept = [rows[i] for i in (0, 4, 6, 8)]  # (the local reader rejects the same five)
+    local = run(
+        text, [{k: v for k, v in zip(names, r, strict=True) if v is not None} for r in kept]
+    )
+    assert spark_rows(results) == local_rows(local)
+    got = sorted((r["query"], r["SUM(B.v)"], r["COUNT(*)"]) for r in results.collect())
+    assert got == [("q1", 7, None), ("q2", None, 1), ("q2", None, 1)]  # B at 6; B at 2013 too
 
 
 def test_rows_no_query_group_reads_are_checked_when_no_group_reads_any(spark: Any) -> None:

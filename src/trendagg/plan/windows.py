@@ -60,10 +60,14 @@ class WindowSpec:
         return range(math.floor((x - self.within) / self.slide) + 1, math.floor(x / self.slide) + 1)
 
     def start(self, k: int) -> int | Fraction:
+        if self.integral:  # (ints: a result row asks for its bounds)
+            return k * self.slide.numerator
         value = k * self.slide
         return int(value) if value.denominator == 1 else value
 
     def end(self, k: int) -> int | Fraction:
+        if self.integral:
+            return k * self.slide.numerator + self.within.numerator
         value = k * self.slide + self.within
         return int(value) if value.denominator == 1 else value
 

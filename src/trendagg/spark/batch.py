@@ -1,20 +1,30 @@
-"""Batch trend aggregation on Spark: Spark partitions, orders and routes; trendagg computes.
+"""Batch trend aggregation on Spark: Spark reads and moves the events; trendagg computes.
 
-Queries are grouped by their unqualified partition attributes (see
-:mod:`trendagg.spark.partials`). For each group the rows it reads are
-repartitioned by its key, sorted within partitions by time and a deterministic
-tie-breaker, and ``mapInArrow`` runs one :class:`~trendagg.engine.Runner` per
-Spark partition, fed one Arrow batch at a time as arrays (``records.read_table``,
-the local readers' rules): the state is carried across batches and no partition
-is held in memory whole.
+One job, one shuffle, and the input read once:
 
-One pass: the workers that run the engine also report the rejected rows, in the
-same output (a row id and a reason instead of a result row), so the input is
-read once. Each row has one reporter: the first query group that reads it; the
-rows no group reads (a type no query uses, a null key, a time Spark cannot
-order, no type) go, to be read and checked only, to the workers of the first
-group that reads any row. The output is kept once and split into results and
-rejects. The result is a DataFrame with the columns
+1. **Read and route** (``mapInArrow`` over the input's own partitions, no shuffle
+   before it): each Arrow batch is read into the engine's arrays with the local
+   readers' rules (``records.read_table``); its rejected rows leave here, each once,
+   with Spark's row id (``monotonically_increasing_id``'s: input partition << 33 and
+   the row's place in it). Queries are grouped by their unqualified partition
+   attributes (see :mod:`trendagg.spark.partials`); the events each group reads (its
+   types, every key attribute present) are split by a hash of their key values *as
+   the engine reads them* (1 and 1.0 meet; a word is hashed by its UTF-8 bytes, the
+   same in every process) into ``partitions`` buckets, and each bucket's events of the
+   batch leave as one row: the pickled :class:`~trendagg.io.batch.EventBatch`.
+2. **Shuffle**: the rows go to the Spark partition of their bucket (the bucket's
+   label is a number whose Spark hash picks that partition: one bucket per
+   partition). Spark moves a few large byte rows, not one row per event.
+3. **Run** (``mapInArrow``): each task gathers its bucket's batches in row order,
+   and one :class:`~trendagg.engine.Runner` per query group runs them (it orders
+   them by time, ties in row order, as the local engine orders a file). The result
+   rows leave pickled, exact (their registers too).
+
+The driver collects the (small) output: result rows, rejected rows, and the rows per
+input partition (for the rejects' row numbers). A (query, window, group) whose events
+were run in several buckets comes as several partial rows, combined with the plan's
+own ``combine_rows``. :func:`trend_aggregation` returns the results as a DataFrame
+with the columns
 
     query         string
     window_start  bigint when every bound is a whole second, else double
@@ -26,6 +36,9 @@ rejects. The result is a DataFrame with the columns
     double for values that are not integers; string for strings and mixes.
 
 A cell is null where the query of the row has no such column.
+
+A task holds its bucket's events in memory (as arrays: about 100 bytes per event
+here) while it runs them; more ``partitions`` make the buckets smaller.
 """
 
 from __future__ import annotations
@@ -36,19 +49,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trendagg.errors import InputError
-from trendagg.spark.partials import (
-    SORT_TIME,
-    QueryGroup,
-    check_frame_columns,
-    combine,
-    group_rows,
-    partial_cells,
-    prepare,
-    text_value,
-    value_text,
-)
+from trendagg.spark.partials import QueryGroup, check_frame_columns, prepare
 from trendagg.spark.records import (
-    BLANK_LINE,
     CSV_RAW,
     RECORD,
     Reading,
@@ -57,157 +59,102 @@ from trendagg.spark.records import (
     json_lines,
     long_csv_row,
     read_table,
-    route_key,
-    sort_time,
-    unordered_reason,
-    with_record_columns,
 )
 
-ROW_ID = "__trendagg_row"
-ROLE = "__trendagg_role"  # what a worker does with a row: FEED it, REPORT it if rejected
-FEED, REPORT = 1, 2
-
-_LONG = "query string, window bigint, group_json string, registers string"
-# a partial row, or (final_row set) a whole one, or (row_id set) a rejected row
-_WORK = f"{_LONG}, final_row string, row_id bigint, reason string, record string"
-_FINAL = (
-    "query string, window_start string, window_end string, group_names array<string>, "
-    "group_texts array<string>, value_names array<string>, value_texts array<string>"
+# What leaves a task: per row its kind and what that kind carries
+EVENTS, RESULTS, REJECT, COUNT = 0, 1, 2, 3
+_OUT = (
+    "kind tinyint, label bigint, seq bigint, blob binary, row_id bigint, reason string, "
+    "record string, rows bigint, blank bigint"
 )
+_NAMES = ("kind", "label", "seq", "blob", "row_id", "reason", "record", "rows", "blank")
+_RESULT_ROWS = 20_000  # result rows per output row of a task
+_ARROW_ROWS = 100_000  # input rows per Arrow batch of step 1
+
+
+def _out_schema(pa: Any) -> Any:
+    return pa.schema(
+        [
+            ("kind", pa.int8()),
+            ("label", pa.int64()),
+            ("seq", pa.int64()),
+            ("blob", pa.large_binary()),  # (Spark takes it as binary; 5x quicker to build)
+            ("row_id", pa.int64()),
+            ("reason", pa.string()),
+            ("record", pa.string()),
+            ("rows", pa.int64()),
+            ("blank", pa.int64()),
+        ]
+    )
+
+
+def _out_batch(pa: Any, kind: int, n: int, **cells: Any) -> Any:
+    """``n`` output rows of ``kind``; the cells not given are null."""
+    schema = _out_schema(pa)
+    arrays = []
+    for field in schema:
+        if field.name == "kind":
+            arrays.append(pa.array([kind] * n, pa.int8()))
+        elif field.name in cells:
+            arrays.append(pa.array(cells[field.name], field.type))
+        else:
+            arrays.append(pa.nulls(n, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# ----------------------------------------------------------------------------- step 1
 
 
 @dataclass
 class _Batch:
-    """One Arrow batch of a worker: its rows (an Arrow table of the input's columns) and
-    the engine's reading of them; per row (numpy arrays) Spark's row id, the worker's role
-    and whether Spark could not order it by time; and the CSV rows with more cells than the
-    header (row id, reason, record), which are left out of the table."""
+    """One input Arrow batch as read: its rows (the input's columns), the engine's reading
+    of them (events numbered by their row in ``table``), each row's Spark row id, the
+    rejected rows (row id, reason, record as JSON, 1 when that record lacks the columns
+    no query reads) and the blank lines of JSON Lines."""
 
     table: Any
     read: Any
     ids: Any
-    roles: Any
-    unordered: Any
-    long_rows: list[tuple[int, str, dict[str, object]]]
+    rejected: list[tuple[int, str, str, int]]
+    blank: int
 
 
-def _read_batches(batches: Iterator[Any], numeric: Any, reading: Reading) -> Iterator[_Batch]:
+def _read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) -> _Batch:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    for rb in batches:
-        names = rb.schema.names
-        ids = rb.column(names.index(ROW_ID)).to_numpy()
-        roles = rb.column(names.index(ROLE)).to_numpy()
-        unordered = rb.column(names.index(SORT_TIME)).is_null().to_numpy(zero_copy_only=False)
-        table = pa.Table.from_batches([rb]).drop_columns([ROW_ID, SORT_TIME, ROLE])
-        if reading.renamed:  # the names Spark could not carry, back
-            original = dict(reading.renamed)
-            table = table.rename_columns([original.get(n, n) for n in table.column_names])
-        long_rows = []
-        if CSV_RAW in names:
-            raw = table.column(CSV_RAW)
-            table = table.drop_columns([CSV_RAW])
-            header = table.column_names
-            kept = np.ones(len(ids), np.bool_)
-            # Spark keeps the text of a row whose cell count differs: the rare rows to check
-            for n in np.flatnonzero(pc.is_valid(raw).to_numpy(zero_copy_only=False)).tolist():
-                found = long_csv_row(str(raw[n].as_py()), header)
-                if found is not None:
-                    kept[n] = False
-                    if roles[n] & REPORT:
-                        long_rows.append((int(ids[n]), *found))
-            if not kept.all():
-                table = table.filter(pa.array(kept))
-                ids, roles, unordered = ids[kept], roles[kept], unordered[kept]
-        yield _Batch(table, read_table(table, reading, numeric), ids, roles, unordered, long_rows)
-
-
-def _worker(
-    workload_text: str,
-    names: tuple[str, ...],
-    strategy: str,
-    reading: Reading,
-    whole: frozenset[str],
-    trend_limit: int | None = None,
-) -> Any:
-    """One Runner per Spark partition, fed batch by batch with the rows whose role says
-    FEED. Rows of the queries in ``whole`` (their groups never span Spark partitions)
-    leave finished, as JSON in ``final_row``; the others as partial rows to combine. The
-    rows whose role says REPORT leave with their reason when the reader rejects them, or
-    when Spark could not order them by time (the engine never gets them): nothing is
-    dropped silently, and no row is reported by two workers."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import numpy as np
-        import pyarrow as pa
-
-        from trendagg.engine import Runner
-        from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload, numeric_requirements
-
-        all_plans = compile_workload(parse(workload_text))
-        numeric = numeric_requirements(all_plans)
-        plans = [p for p in all_plans if p.name in names]
-        runner = Runner(plans, strategy, trend_limit=trend_limit) if plans else None
-        schema = _arrow_schema(pa)
-
-        def emit(rows: list[Any]) -> Any:
-            cells = [
-                (r.query, None, None, None, _final_json(r), None, None, None)
-                if r.query in whole
-                else (*partial_cells(r), None, None, None, None)
-                for r in rows
-            ]
-            columns = list(zip(*cells, strict=True))
-            return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
-
-        for batch in _read_batches(batches, numeric, reading):
-            events = batch.read.events
-            place = events.rows - 1  # each event's row in the batch's table
-            fed = (batch.roles[place] & FEED) != 0
-            if runner is not None and fed.any():
-                rows = runner.feed(events if fed.all() else events.take(np.flatnonzero(fed)))
-                if rows:
-                    yield emit(rows)
-            rejected = _rejects(batch, place, fed)
-            if rejected:
-                yield pa.RecordBatch.from_arrays(
-                    [
-                        pa.nulls(len(rejected), pa.string()),
-                        pa.nulls(len(rejected), pa.int64()),
-                        pa.nulls(len(rejected), pa.string()),
-                        pa.nulls(len(rejected), pa.string()),
-                        pa.nulls(len(rejected), pa.string()),
-                        pa.array([row_id for row_id, _, _ in rejected], pa.int64()),
-                        pa.array([reason for _, reason, _ in rejected], pa.string()),
-                        pa.array([record for _, _, record in rejected], pa.string()),
-                    ],
-                    schema=schema,
-                )
-        if runner is not None:
-            rows = runner.finish()
-            if rows:
-                yield emit(rows)
-
-    return run
-
-
-def _rejects(batch: _Batch, place: Any, fed: Any) -> list[tuple[int, str, str]]:
-    """The rejected rows a worker reports of a batch (row id, reason, record as JSON): the
-    reader's, the long CSV rows, and the rows it reads but Spark could not order by time."""
-    import numpy as np
-
-    bad = [(row_id, reason, json.dumps(record)) for row_id, reason, record in batch.long_rows]
-    found = [(x.row, x.reason) for x in batch.read.rejected if batch.roles[x.row - 1] & REPORT]
-    unordered = np.flatnonzero(~fed & batch.unordered[place])
-    if unordered.size:  # (only rows to check come unordered: a group reads none of them)
-        times = batch.read.events.take(unordered).time_values()
-        rows = batch.read.events.rows[unordered].tolist()
-        found += [(row, unordered_reason(t)) for row, t in zip(rows, times, strict=True)]
-    bad += [(int(batch.ids[row - 1]), why, _record_text(batch.table, row)) for row, why in found]
-    return bad
+    table = pa.Table.from_batches([rb])
+    if reading.renamed:  # the names Spark could not carry, back
+        original = dict(reading.renamed)
+        table = table.rename_columns([original.get(n, n) for n in table.column_names])
+    bad: list[tuple[int, str, str, int]] = []
+    if CSV_RAW in table.column_names:
+        raw = table.column(CSV_RAW)
+        table = table.drop_columns([CSV_RAW])
+        header = list(reading.csv_header) or table.column_names  # (the file's, every column)
+        kept = np.ones(len(ids), np.bool_)
+        # Spark keeps the text of a row whose cell count differs: the rare rows to check
+        for n in np.flatnonzero(pc.is_valid(raw).to_numpy(zero_copy_only=False)).tolist():
+            found = long_csv_row(str(raw[n].as_py()), header)
+            if found is not None:
+                kept[n] = False
+                bad.append((int(ids[n]), found[0], json.dumps(found[1]), 0))
+        if not kept.all():
+            table = table.filter(pa.array(kept))
+            ids = ids[kept]
+    blank = 0
+    if RECORD in table.column_names:  # blank lines count for the line numbers only
+        blanks = " \t\r\n\ufeff"
+        for line in table.column(RECORD).to_pylist():
+            if line is not None and not line.decode("utf-8", "replace").strip(blanks):
+                blank += 1
+    read = read_table(table, reading, numeric)
+    partial = int(pruned and RECORD not in table.column_names)
+    bad += [
+        (int(ids[x.row - 1]), x.reason, _record_text(table, x.row), partial) for x in read.rejected
+    ]
+    return _Batch(table, read, ids, bad, blank)
 
 
 def _record_text(table: Any, row: int) -> str:
@@ -220,109 +167,256 @@ def _record_text(table: Any, row: int) -> str:
     return json.dumps(record, default=str)
 
 
-def _arrow_schema(pa: Any) -> Any:
-    text = pa.string()
-    return pa.schema(
-        [
-            ("query", text),
-            ("window", pa.int64()),
-            ("group_json", text),
-            ("registers", text),
-            ("final_row", text),
-            ("row_id", pa.int64()),
-            ("reason", text),
-            ("record", text),
-        ]
-    )
+def _mix(x: Any) -> Any:
+    """splitmix64's finaliser: every input bit moves every output bit (uint64, wrapping)."""
+    import numpy as np
+
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
-def _final_json(row: Any) -> str:
-    """A finished result row as JSON text: query, bounds, group and values, each value as
-    exact JSON text (what the typing pass and the driver read)."""
-    return json.dumps(
-        {
-            "query": row.query,
-            "window_start": value_text(row.window_start),
-            "window_end": value_text(row.window_end),
-            "group_names": list(row.group),
-            "group_texts": [value_text(v) for v in row.group.values()],
-            "value_names": list(row.values),
-            "value_texts": [value_text(v) for v in row.values.values()],
-        }
-    )
+def _word_hash(word: str) -> int:
+    import zlib
+
+    return zlib.crc32(word.encode("utf-8", "surrogatepass")) | (1 << 40)  # (not a float's)
 
 
-def whole_groups(plan: Any, group: QueryGroup) -> bool:
-    """Whether every group of a query lies in one Spark partition: the Spark key (the
-    unqualified partition attributes) is made of the query's unqualified GROUP-BY
-    attributes, so a group's rows never need combining across partitions."""
-    grouped = {a.name for a in plan.group_attrs if a.var is None}
-    return set(group.key) <= grouped
+def _value_hash(value: object) -> int:
+    """A key value's hash, equal for values the engine finds equal (1, 1.0), the same in
+    every process (a word by its bytes: Python's own hash of a str is per process)."""
+    import struct
+
+    if isinstance(value, str):
+        return _word_hash(value)
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return _word_hash(repr(value))
+    return int.from_bytes(struct.pack("<d", number + 0.0), "little")
 
 
-def _combiner(workload_text: str) -> Any:
-    """Partial rows of one (query, window, group) from several Spark partitions -> one row.
+def _column_hash(col: Any) -> Any:
+    """Per value of a Column (all valid), :func:`_value_hash` (uint64)."""
+    import numpy as np
 
-    Runs over a Spark partition whose rows are sorted by (query, window, group):
-    each run of equal keys is one final row. A run may go on in the next Arrow
-    batch, so the last run of a batch waits for the next one (or the end).
-    """
+    if col.kind == "int":
+        return col.values.astype(np.float64).view(np.uint64)
+    if col.kind == "float":
+        return (col.values + 0.0).view(np.uint64)  # (-0.0 is 0.0)
+    if col.kind == "text":
+        words = np.array([_word_hash(w) for w in col.dictionary] or [0], np.uint64)
+        return words[col.values]
+    return np.array([_value_hash(v) for v in col.values], np.uint64)
+
+
+def buckets(events: Any, key: Sequence[str], index: Any, n: int) -> Any:
+    """The bucket (0..n-1) of each event at ``index`` by its values of ``key`` (present)."""
+    import numpy as np
+
+    h = np.zeros(len(index), np.uint64)
+    for name in key:
+        col = events.columns[name].take(index)
+        h = _mix(h * np.uint64(0x9E3779B97F4A7C15) + _column_hash(col))
+    return (h % np.uint64(n)).astype(np.int64)
+
+
+def _reads(group: QueryGroup, events: Any) -> Any:
+    """The events a group reads: of its types, every key attribute present."""
+    import numpy as np
+
+    types = set(group.types)
+    mask = np.array([t in types for t in events.type_names] + [False], np.bool_)[events.types]
+    for name in group.key:
+        col = events.columns.get(name)
+        if col is None:
+            return np.zeros(0, np.int64)
+        mask &= col.valid
+    return np.flatnonzero(mask)
+
+
+def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) -> Any:
+    """Step 1, per input partition: read each Arrow batch, report its rejected rows, and
+    send each query group's events to their buckets; last, the partition's row count.
+    ``pruned``: the batches hold only the columns the queries read."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pickle
+
+        import numpy as np
         import pyarrow as pa
+        from pyspark import TaskContext
 
         from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+        from trendagg.spark.partials import query_groups
 
-        plans = {p.name: p for p in compile_workload(parse(workload_text))}
-        schema = pa.schema(
-            [
-                ("query", pa.string()),
-                ("window_start", pa.string()),
-                ("window_end", pa.string()),
-                ("group_names", pa.list_(pa.string())),
-                ("group_texts", pa.list_(pa.string())),
-                ("value_names", pa.list_(pa.string())),
-                ("value_texts", pa.list_(pa.string())),
-            ]
-        )
-
-        def final(partials: list[tuple[str, int, str, str]]) -> Any:
-            rows = combine(plans, partials)
-            return pa.RecordBatch.from_pydict(
-                {
-                    "query": [r.query for r in rows],
-                    "window_start": [value_text(r.window_start) for r in rows],
-                    "window_end": [value_text(r.window_end) for r in rows],
-                    "group_names": [list(r.group) for r in rows],
-                    "group_texts": [[value_text(v) for v in r.group.values()] for r in rows],
-                    "value_names": [list(r.values) for r in rows],
-                    "value_texts": [[value_text(v) for v in r.values.values()] for r in rows],
-                },
-                schema=schema,
-            )
-
-        waiting: list[tuple[str, int, str, str]] = []
+        context = TaskContext.get()
+        part = context.partitionId() if context is not None else 0
+        plans = compile_workload(parse(text))
+        numeric = numeric_requirements(plans)
+        groups = query_groups(plans)
+        n = len(labels)
+        position = blank = 0
         for rb in batches:
-            data = rb.to_pydict()
-            waiting += zip(
-                data["query"], data["window"], data["group_json"], data["registers"], strict=True
-            )
-            last = waiting[-1][:3] if waiting else None
-            done = [p for p in waiting if p[:3] != last]  # (sorted: the last run is at the end)
-            if done:
-                yield final(done)
-                waiting = waiting[len(done) :]
-        if waiting:
-            yield final(waiting)
+            ids = np.arange(position, position + rb.num_rows, dtype=np.int64) + (part << 33)
+            position += rb.num_rows
+            batch = _read_batch(rb, ids, numeric, reading, pruned)
+            blank += batch.blank
+            if batch.rejected:
+                row_id, reason, record, partial = zip(*batch.rejected, strict=True)
+                yield _out_batch(
+                    pa, REJECT, len(row_id), label=[labels[part % n]] * len(row_id),
+                    row_id=list(row_id), reason=list(reason), record=list(record),
+                    rows=list(partial),
+                )  # fmt: skip
+            events = batch.read.events
+            if not len(events):
+                continue
+            row_ids = batch.ids[events.rows - 1]
+            out_labels, seqs, blobs = [], [], []
+            for g, group in enumerate(groups):
+                index = _reads(group, events)
+                if not len(index):
+                    continue
+                where = buckets(events, group.key, index, n) if group.key else np.zeros(0)
+                for b in np.unique(where).tolist() if group.key else [0]:
+                    picked = index[where == b] if group.key else index
+                    out_labels.append(labels[b])
+                    seqs.append(int(row_ids[picked[0]]))
+                    blobs.append(pickle.dumps((g, events.take(picked)), protocol=5))
+            if blobs:
+                yield _out_batch(pa, EVENTS, len(blobs), label=out_labels, seq=seqs, blob=blobs)
+        yield _out_batch(
+            pa, COUNT, 1, label=[labels[part % n]], seq=[part], rows=[position], blank=[blank]
+        )
 
     return run
 
 
+# ----------------------------------------------------------------------------- step 3
+
+
+def _engines(text: str, strategy: str, trend_limit: int | None) -> Any:
+    """Step 3, per bucket: gather each query group's batches in row order, run them
+    through one Runner, and send the result rows; rejects and counts go on as they came."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pickle
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from trendagg.engine import Runner
+        from trendagg.io.gather import concat
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload
+        from trendagg.spark.partials import query_groups
+
+        by_group: dict[int, list[tuple[int, Any]]] = {}
+        for rb in batches:
+            kinds = rb.column(0).to_numpy(zero_copy_only=False)
+            others = kinds != EVENTS
+            if others.any():  # (in this task's output schema: one per stream)
+                yield rb.filter(pa.array(others)).cast(_out_schema(pa))
+            if others.all():
+                continue
+            mine = rb.filter(pc.equal(rb.column(0), EVENTS))
+            blobs = mine.column(3).to_pylist()
+            for seq, blob in zip(mine.column(2).to_pylist(), blobs, strict=True):
+                g, batch = pickle.loads(blob)
+                by_group.setdefault(g, []).append((seq, batch))
+        if not by_group:
+            return
+        plans = compile_workload(parse(text))
+        groups = query_groups(plans)
+        for g in sorted(by_group):
+            parts = sorted(by_group.pop(g), key=lambda x: x[0])
+            events = concat([e for _, e in parts])
+            del parts
+            names = set(groups[g].names)
+            runner = Runner(
+                [p for p in plans if p.name in names], strategy, trend_limit=trend_limit
+            )
+            rows = runner.feed(events)
+            del events
+            rows += runner.finish()
+            index = {p.name: i for i, p in enumerate(plans)}
+            compact = [
+                (index[r.query], r.window, tuple(r.group.values()), r.registers) for r in rows
+            ]
+            del rows
+            for i in range(0, len(compact), _RESULT_ROWS):
+                blob = pickle.dumps(compact[i : i + _RESULT_ROWS], protocol=5)
+                yield _out_batch(pa, RESULTS, 1, blob=[blob])
+
+    return run
+
+
+# ----------------------------------------------------------------------------- the driver
+
+
 def default_partitions(spark: Any) -> int:
-    """Spark partitions per query group: twice the cores Spark has (each runs one engine
-    Runner, so more would only add Python workers to start)."""
-    return max(1, int(spark.sparkContext.defaultParallelism)) * 2
+    """Buckets (Spark partitions that run the engine): the cores Spark has. More buckets
+    balance uneven keys better but run more engines, and every bucket sends a partial
+    row per (query, window, group) it saw: at 10M events of the 50-query workload on 2
+    cores, 2 buckets took 22.3 s, 4 took 24.3 s and 8 took 28.4 s."""
+    return max(1, int(spark.sparkContext.defaultParallelism))
+
+
+def spark_hash_long(value: int) -> int:
+    """Spark's ``hash`` of a bigint (Murmur3_x86_32.hashLong, seed 42), as a signed int."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    def mix(h: int, k: int) -> int:
+        k = rotl((k * 0xCC9E2D51) & mask, 15) * 0x1B873593 & mask
+        return (rotl(h ^ k, 13) * 5 + 0xE6546B64) & mask
+
+    h = mix(mix(42, value & mask), (value >> 32) & mask) ^ 8
+    h = ((h ^ (h >> 16)) * 0x85EBCA6B) & mask
+    h = ((h ^ (h >> 13)) * 0xC2B2AE35) & mask
+    h ^= h >> 16
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def bucket_labels(n: int) -> list[int]:
+    """For each bucket b < n, a number whose rows a ``repartition(n, label)`` puts in
+    partition b: Spark's HashPartitioning takes pmod(hash(label), n)."""
+    found: dict[int, int] = {}
+    x = 0
+    while len(found) < n:
+        found.setdefault(spark_hash_long(x) % n, x)
+        x += 1
+    return [found[b] for b in range(n)]
+
+
+@dataclass
+class _Outcome:
+    """What a run brings to the driver: the result rows (combined, in workload then window
+    order), the rejected rows (row id, reason, record as JSON), and per input partition
+    its rows and blank lines."""
+
+    plans: Sequence[Any]
+    rows: list[Any]
+    rejected: list[tuple[int, str, str]]
+    counts: dict[int, tuple[int, int]]
+
+    def collect(self) -> tuple[list[Any], list[tuple[int, str, str]]]:
+        return self.rows, self.rejected
+
+    def collect_rows(self) -> list[Any]:
+        return self.rows
+
+    def frame(self, spark: Any) -> tuple[Any, Any]:
+        """The typed results and the rejected rows as DataFrames."""
+        return _typed(spark, self.plans, self.rows), spark.createDataFrame(
+            self.rejected, "row_id bigint, reason string, record string"
+        )
 
 
 def trend_aggregation(
@@ -335,11 +429,9 @@ def trend_aggregation(
     event_type: str | None = None,
     partitions: int | None = None,
 ) -> tuple[Any, Any]:
-    """Results (a typed DataFrame) and rejected rows (row id, reason, record as JSON).
-
-    Both come from one run of the engine: the results are computed here, and the
-    rejected rows with them (kept by Spark, see :meth:`_Results.frame`)."""
-    results = _run(
+    """Results (a typed DataFrame) and rejected rows (row id, reason, record as JSON),
+    from one run of the engine (one Spark job)."""
+    outcome = _run(
         df,
         workload,
         strategy=strategy,
@@ -348,7 +440,7 @@ def trend_aggregation(
         event_type=event_type,
         partitions=partitions,
     )
-    return results.frame()
+    return outcome.frame(df.sparkSession)
 
 
 def _run(
@@ -363,165 +455,134 @@ def _run(
     csv_cells: bool = False,
     trend_limit: int | None = None,
     decimals: tuple[tuple[str, int, int], ...] = (),
-) -> _Results:
+) -> _Outcome:
     """The combined result rows and the rejected rows of a workload over a DataFrame
     (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`),
-    from one pass of the engine over the input."""
+    from one Spark job that reads the input once (see the module docstring)."""
+    import pickle
+
     from pyspark.sql import functions as F
 
-    text, plans, groups = prepare(workload, strategy)
+    from trendagg.plan.compile import attributes_read
+
+    text, plans, _ = prepare(workload, strategy)
     reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals)
-    if RECORD in df.columns:  # JSON texts: Spark reads the few fields it routes and orders by
-        df = with_record_columns(df, [time_col, type_col, *(k for g in groups for k in g.key)])
-    columns = df.columns
-    check_frame_columns(columns, reading)
+    if RECORD not in df.columns:  # (JSON texts: each row's fields are checked as it is read)
+        check_frame_columns([c for c in df.columns if c != CSV_RAW], reading)
     spark = df.sparkSession
     n = partitions or default_partitions(spark)
-    base = df.withColumn(ROW_ID, F.monotonically_increasing_id()).withColumn(
-        SORT_TIME, sort_time(df, time_col)
-    )
-    engine_columns = [RECORD, ROW_ID, SORT_TIME] if RECORD in columns else base.columns
+    labels = bucket_labels(n)
+    # the engine gets the columns the queries read (Spark converts each cell it sends);
+    # a rejected row's record is completed from the input afterwards (_whole_records)
+    wanted = attributes_read(plans) | {RECORD, CSV_RAW, time_col}
+    if event_type is None:
+        wanted.add(type_col)
+    columns = [c for c in df.columns if c in wanted]
+    if CSV_RAW in df.columns:  # (Spark's CSV parser tells a long row only with every column)
+        columns = df.columns
+    pruned = len(columns) < len(df.columns)
+    if CSV_RAW in df.columns:  # (a long row is told by the file's whole header)
+        reading = replace(reading, csv_header=tuple(c for c in df.columns if c != CSV_RAW))
     # mapInArrow cannot take a column whose name holds a backtick or a dot: such columns
     # reach the workers under a plain name and get theirs back there
-    spark_names = {
-        c: c if not set("`.") & set(c) else f"__trendagg_c{i}" for i, c in enumerate(engine_columns)
-    }
-    reading = replace(reading, renamed=tuple((s, c) for c, s in spark_names.items() if s != c))
-    to_engine = [
-        column(c).cast("binary").alias(c)  # a line's bytes: the engine tells UTF-8 from not
-        if c == RECORD
-        else column(c).alias(spark_names[c])
-        for c in engine_columns
-    ] + [F.col(ROLE)]
-    # which rows each group reads; a row is reported (if rejected) by the first that reads
-    # it, and the rows none reads are checked by the first group that reads any
-    reads = [group_rows(g, columns, type_col, event_type) for g in groups]
-    active = [i for i, r in enumerate(reads) if r is not None]
-    earlier = F.lit(False)
-    routed: list[tuple[QueryGroup, Any, Any]] = []  # (group, its input, its rows' roles)
-    for i in active:
-        own = reads[i] & ~earlier
-        routed.append((groups[i], reads[i], F.when(own, FEED | REPORT).otherwise(FEED)))
-        earlier = earlier | reads[i]
-    if routed:
-        group, rows, role = routed[0]
-        routed[0] = (group, rows | ~earlier, F.when(rows, role).otherwise(REPORT))
-    parts = []
-    whole: set[str] = set()
-    for group, rows, role in routed:
-        finished_here = frozenset(
-            p.name for p in plans if p.name in group.names and whole_groups(p, group)
-        )
-        whole |= finished_here
-        events = base.where(rows).withColumn(ROLE, role.cast("byte"))
-        keyed = (
-            events.repartition(n, *[route_key(df, k) for k in group.key])
-            if group.key
-            else events.repartition(1)
-        )
-        ordered = keyed.sortWithinPartitions(F.col(SORT_TIME), F.col(ROW_ID))
-        parts.append(
-            ordered.select(*to_engine).mapInArrow(
-                _worker(text, group.names, strategy, reading, finished_here, trend_limit), _WORK
-            )
-        )
-    if not parts:  # no group reads a row: every row is only checked
-        checked = base.withColumn(ROLE, F.lit(REPORT).cast("byte")).select(*to_engine)
-        parts.append(checked.mapInArrow(_worker(text, (), strategy, reading, frozenset()), _WORK))
-    work = parts[0]
-    for p in parts[1:]:
-        work = work.unionByName(p)
-    # the engine runs once: its output is kept for the branches that read it (the
-    # rejected rows, the finished rows, the partial rows to combine)
-    work = work.persist()
-    results = work.where(F.col("row_id").isNull())
-    rejects = work.where(F.col("row_id").isNotNull()).select("row_id", "reason", "record")
-    # Rows of queries whose groups stay in one Spark partition are finished by the workers;
-    # the others are combined in one sorted pass per partition.
-    kinds = {p.name in whole for p in plans}
-    parts_of_final = []
-    if True in kinds:
-        finished = results.where(F.col("final_row").isNotNull())
-        parts_of_final.append(
-            finished.select(F.from_json("final_row", _FINAL).alias("r")).select("r.*")
-        )
-    if False in kinds:
-        keys = ["query", "window", "group_json"]
-        partial = results.where(F.col("final_row").isNull()).select(*keys, "registers")
-        parts_of_final.append(
-            partial.repartition(n, *keys)
-            .sortWithinPartitions(*keys)
-            .mapInArrow(_combiner(text), _FINAL)
-        )
-    if not parts_of_final:
-        parts_of_final.append(spark.createDataFrame([], _FINAL))
-    final = parts_of_final[0]
-    for p in parts_of_final[1:]:
-        final = final.unionByName(p)
-    return _Results(final, plans, work, rejects)
+    names = {c: c if not set("`.") & set(c) else f"__trendagg_c{i}" for i, c in enumerate(columns)}
+    reading = replace(reading, renamed=tuple((s, c) for c, s in names.items() if s != c))
+    source = df.select(
+        *[
+            column(c).cast("binary").alias(c)  # a line's bytes: the engine tells UTF-8 from not
+            if c == RECORD
+            else column(c).alias(names[c])
+            for c in columns
+        ]
+    )
+    routed = source.mapInArrow(_router(text, reading, labels, pruned), _OUT)
+    ran = routed.repartition(n, F.col("label")).mapInArrow(
+        _engines(text, strategy, trend_limit), _OUT
+    )
+    # Arrow batches of 100,000 rows into the Python steps (Spark's default of 10,000 costs
+    # step 1 a third more: its work per batch is per group and bucket); for this job only
+    conf, key = spark.conf, "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = conf.get(key, None)
+    conf.set(key, str(_ARROW_ROWS))
+    try:
+        table = ran.toArrow()  # (Arrow: far quicker than Row objects)
+    finally:
+        conf.unset(key) if before is None else conf.set(key, before)
+    kinds = table.column("kind").to_pylist()
+    rows: list[Any] = []
+    rejected: list[tuple[int, str, str]] = []
+    partial: list[int] = []
+    counts: dict[int, tuple[int, int]] = {}
+    data = {name: table.column(name) for name in _NAMES}
+    for i, kind in enumerate(kinds):
+        if kind == RESULTS:
+            rows += pickle.loads(data["blob"][i].as_py())
+        elif kind == REJECT:
+            row_id = data["row_id"][i].as_py()
+            rejected.append((row_id, data["reason"][i].as_py(), data["record"][i].as_py()))
+            if data["rows"][i].as_py():
+                partial.append(row_id)
+        elif kind == COUNT:
+            counts[data["seq"][i].as_py()] = (data["rows"][i].as_py(), data["blank"][i].as_py())
+    if partial:
+        whole = _whole_records(df, partial)
+        rejected = [(r, why, whole.get(r, record)) for r, why, record in rejected]
+    rejected.sort()
+    return _Outcome(plans, _combined(plans, rows), rejected, counts)
 
 
-class _Results:
-    """The combined rows of a run, typed as a DataFrame or collected as ResultRows, and its
-    rejected rows; both read the workers' output, kept until they have been read."""
-
-    def __init__(self, final: Any, plans: Sequence[Any], kept: Any, rejects: Any):
-        self.final = final
-        self.plans = plans
-        self.kept = kept  # the workers' output, persisted
-        self.rejects = rejects
-
-    def frame(self) -> tuple[Any, Any]:
-        """The typed results and the rejected rows as DataFrames. The typing pass and the
-        result both read the (small) result, kept; the rejected rows are checkpointed
-        (local) before the workers' output is released, so that reading them later does
-        not run the engine again."""
-        typed = _typed(self.final.persist(), self.plans)  # runs the job
-        rejects = self.rejects.localCheckpoint(eager=True)
-        self.kept.unpersist()
-        return typed, rejects
-
-    def collect(self) -> tuple[list[Any], list[Any]]:
-        """Every result row on the driver (in workload order, then window order) and every
-        rejected row (Spark Rows of row_id, reason, record)."""
-        from trendagg.io.results import ResultRow
-
-        order = {p.name: i for i, p in enumerate(self.plans)}
-        rows = []
-        collected = self.final.toArrow().to_pylist()  # Arrow: far quicker than Row objects
-        rejected = self.rejects.collect()
-        self.kept.unpersist()  # identical later runs must recompute
-        for r in collected:
-            rows.append(
-                ResultRow(
-                    query=r["query"],
-                    window_start=json.loads(r["window_start"]),
-                    window_end=json.loads(r["window_end"]),
-                    group={
-                        n: text_value(t)
-                        for n, t in zip(r["group_names"], r["group_texts"], strict=True)
-                    },
-                    values={
-                        n: text_value(t)
-                        for n, t in zip(r["value_names"], r["value_texts"], strict=True)
-                    },
-                )
-            )
-        rows.sort(key=lambda r: (order[r.query], r.window_start, repr(list(r.group.values()))))
-        return rows, rejected
-
-    def collect_rows(self) -> list[Any]:
-        """Every result row on the driver, in workload order then window order."""
-        return self.collect()[0]
-
-
-def _typed(final: Any, plans: Sequence[Any]) -> Any:
-    """Spread the long rows into columns, each typed by the writers' rule on its values
-    (:mod:`trendagg.spark.result_types`): the tasks find each column's witnesses, the
-    driver the type, and Spark casts the exact texts to it."""
+def _whole_records(df: Any, row_ids: list[int]) -> dict[int, str]:
+    """The rows of ``row_ids`` (Spark's row ids of ``df``, as the engine's input had them)
+    with every column, as the rejects' JSON text: a second read of the input, made only
+    when rows were rejected (the input must read the same again: a file, or a DataFrame
+    in memory)."""
     from pyspark.sql import functions as F
 
-    from trendagg.spark.result_types import column_type, spark_type, witnesses
+    marker = "__trendagg_row_id"
+    marked = df.withColumn(marker, F.monotonically_increasing_id())
+    ids = df.sparkSession.createDataFrame([(r,) for r in row_ids], f"{marker} bigint")
+    found = marked.join(F.broadcast(ids), marker).toArrow().to_pylist()
+    whole = {}
+    for record in found:
+        row_id = record.pop(marker)
+        record.pop(CSV_RAW, None)
+        whole[row_id] = json.dumps(record, default=str)
+    return whole
+
+
+def _combined(plans: Sequence[Any], partials: list[tuple[Any, ...]]) -> list[Any]:
+    """One result row per (query, window, group) of the buckets' partial rows (query
+    index, window id, group values, registers): the registers of a group run in several
+    buckets added exactly (the plan's own rule, ``add_registers``); in workload order,
+    then window order, then group."""
+    from trendagg.plan.layout import RowMaker, add_registers
+
+    runs: dict[tuple[int, int, str], tuple[tuple[object, ...], list[Any]]] = {}
+    sizes = [(p.layout.n_additive, p.layout.max_start, p.layout.size) for p in plans]
+    for q, k, group, registers in partials:
+        key = (q, k, repr(group))  # (1 and 1.0 are two groups, as the engine keeps them)
+        found = runs.get(key)
+        if found is None:
+            runs[key] = (group, list(registers))
+            continue
+        n_add, max_start, size = sizes[q]
+        if n_add == size:  # (additive registers only: sums)
+            acc = found[1]
+            for i in range(size):
+                acc[i] += registers[i]
+        else:
+            add_registers(found[1], list(registers), n_add, max_start, size)
+    makers = [RowMaker(p) for p in plans]
+    return [makers[q](k, group, vec) for (q, k, _), (group, vec) in sorted(runs.items())]
+
+
+def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any]) -> Any:
+    """The rows as a DataFrame, each column typed by the writers' rule on its values
+    (:mod:`trendagg.spark.result_types`; the window bounds share one type), the columns
+    those of the workload's queries (a query's GROUP-BY attributes, then its outputs)."""
+    import pyarrow as pa
+
+    from trendagg.spark.result_types import column_type
 
     group_cols: list[str] = []
     value_cols: list[str] = []
@@ -532,81 +593,28 @@ def _typed(final: Any, plans: Sequence[Any]) -> Any:
         for o in p.outputs:
             if o.aggregate is not None and o.name not in value_cols:
                 value_cols.append(o.name)
-    cells = {
-        **{
-            ("g", c): F.element_at(F.map_from_arrays("group_names", "group_texts"), F.lit(c))
-            for c in group_cols
-        },
-        **{
-            ("v", c): F.element_at(F.map_from_arrays("value_names", "value_texts"), F.lit(c))
-            for c in value_cols
-        },
-    }
-    spread = final.select(
-        "query",
-        F.col("window_start").alias("__ws"),
-        F.col("window_end").alias("__we"),
-        *[expr.alias(f"__{kind}_{i}") for i, ((kind, _), expr) in enumerate(cells.items())],
-    )
-    names = ["__ws", "__we"] + [f"__{kind}_{i}" for i, (kind, _) in enumerate(cells)]
-    found: dict[str, list[object]] = {n: [] for n in names}
-    for r in spread.select(*names).mapInArrow(_witnesses(names), _WITNESS).collect():
-        found[r["name"]].append(text_value(r["witness"]))
-    found["__ws"] = found["__we"] = found["__ws"] + found["__we"]  # (one type for both)
-    types = {n: spark_type(column_type(witnesses(found[n]))) for n in names}
-    out = [
-        F.col("query"),
-        _cast(F.col("__ws"), types["__ws"]).alias("window_start"),
-        _cast(F.col("__we"), types["__we"]).alias("window_end"),
-    ]
-    used: set[str] = {"query", "window_start", "window_end"}
-    for i, (kind, name) in enumerate(cells):
-        alias = name if name not in used else f"{'group' if kind == 'g' else 'values'}.{name}"
-        used.add(alias)
-        out.append(_cast(F.col(f"__{kind}_{i}"), types[f"__{kind}_{i}"]).alias(alias))
-    return spread.select(*out)
+    starts = [r.window_start for r in rows]
+    ends = [r.window_end for r in rows]
+    bounds = column_type(starts + ends)
+    header = ["query", "window_start", "window_end"]
+    arrays = [pa.array([r.query for r in rows], pa.string())]
+    arrays += [_array(pa, starts, bounds), _array(pa, ends, bounds)]
+    cells = [("group", c, [r.group.get(c) for r in rows]) for c in group_cols]
+    cells += [("values", c, [r.values.get(c) for r in rows]) for c in value_cols]
+    for kind, name, values in cells:
+        header.append(name if name not in header else f"{kind}.{name}")
+        arrays.append(_array(pa, values, column_type(values)))
+    return spark.createDataFrame(pa.table(arrays, names=header))
 
 
-_WITNESS = "name string, witness string"
+def _array(pa: Any, values: list[object], kind: Any) -> Any:
+    """``values`` as an Arrow array of the writers' type ``kind`` (nulls only: int64)."""
+    from trendagg.io.writers import arrow_column
 
-
-def _witnesses(names: list[str]) -> Any:
-    """Per Spark partition, the witnesses of each column of exact JSON texts (see
-    :func:`trendagg.spark.result_types.witnesses`), as (column, JSON text) rows."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        from trendagg.spark.result_types import witnesses
-
-        found: dict[str, list[object]] = {n: [] for n in names}
-        for rb in batches:
-            for n in names:
-                texts = rb.column(rb.schema.names.index(n)).to_pylist()
-                values = [text_value(t) for t in texts if t is not None and t != "null"]
-                found[n] = witnesses(found[n] + values)
-        rows = [(n, value_text(w)) for n in names for w in found[n]]
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([n for n, _ in rows], pa.string()),
-                pa.array([w for _, w in rows], pa.string()),
-            ],
-            names=["name", "witness"],
-        )
-
-    return run
-
-
-def _cast(col: Any, kind: str) -> Any:
-    """A column of exact JSON texts as Spark type ``kind``; as text, a JSON string is its
-    string and a number its exact text (the writers' text of a mixed column)."""
-    from pyspark.sql import functions as F
-
-    present = col != "null"
-    if kind != "string":
-        return F.when(present, col).cast(kind)
-    decoded = F.element_at(F.from_json(F.concat(F.lit("["), col, F.lit("]")), "array<string>"), 1)
-    return F.when(present, F.when(col.startswith('"'), decoded).otherwise(col))
+    if pa.types.is_null(kind):
+        return pa.nulls(len(values), pa.int64())
+    column = arrow_column(values)
+    return column if column.type == kind else column.cast(kind)
 
 
 def aggregate_trends(
@@ -814,8 +822,6 @@ def collect(
     """For the CLI: result rows and rejected rows on the driver (with their row numbers in
     the input, from 1, as the local readers number them), the rows read, and the input's
     columns (None for JSON Lines, whose keys only the rows know)."""
-    from pyspark.sql import functions as F
-
     from trendagg.io.options import ReadOptions
     from trendagg.plan.compile import attributes_read
 
@@ -832,27 +838,19 @@ def collect(
             options.get("event_type"),
         )
         reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
-    results = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
-    rows, bad = results.collect()
+    outcome = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
     # input partition (in input order) turn it into the row's number in the input
     # (the blank lines of JSON Lines count for the line numbers, not as rows read)
-    blank = F.col(RECORD).rlike(BLANK_LINE) if RECORD in df.columns else F.lit(False)
-    per_part = (
-        df.groupBy(F.spark_partition_id().alias("p"))
-        .agg(F.count("*").alias("n"), F.sum(blank.cast("long")).alias("blank"))
-        .collect()
-    )
-    counts = {r["p"]: r["n"] for r in per_part}
     before, offsets = 0, {}
-    for part in sorted(counts):
+    for part in sorted(outcome.counts):
         offsets[part] = before
-        before += counts[part]
-    read = before - sum(r["blank"] or 0 for r in per_part)
-    rejected = [(row_number(r["row_id"], offsets), r["reason"], r["record"]) for r in bad]
+        before += outcome.counts[part][0]
+    read = before - sum(blank for _, blank in outcome.counts.values())
+    rejected = [(row_number(r, offsets), why, record) for r, why, record in outcome.rejected]
     rejected.sort(key=lambda r: r[0])
     names = None if RECORD in df.columns else [c for c in df.columns if c != CSV_RAW]
-    return rows, rejected, read, names
+    return outcome.rows, rejected, read, names
 
 
 def row_number(row_id: int, offsets: dict[int, int]) -> int:
