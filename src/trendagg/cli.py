@@ -181,6 +181,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         {"the events file": args.events, "the queries file": args.queries},
         {"-o": args.output, "--rejects": args.rejects},
     )
+    if args.partitions is not None and (args.engine != "spark" or args.partitions < 1):
+        raise InputError(
+            f"--partitions {args.partitions}: give a number of at least 1, with the Spark engine"
+            if args.partitions < 1
+            else f"--partitions is for the Spark engine; leave it out with --engine {args.engine}"
+        )
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     started = time.perf_counter()
@@ -267,6 +273,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         args.events,
         workload,
         columns=args.columns,
+        partitions=args.partitions,
         strategy=args.strategy,
         type_col=args.type_col,
         time_col=args.time_col,
@@ -656,6 +663,15 @@ def _run_options(run: argparse.ArgumentParser) -> None:
         "python: an alias of reference",
     )
     _spark_options(run)
+    run.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Spark: the buckets the events are split into by their partition key, each run "
+        "by one engine that holds its events in memory (default: Spark's cores; more make "
+        "each smaller)",
+    )
     run.add_argument(
         "--strategy",
         choices=STRATEGIES,

@@ -167,6 +167,44 @@ def test_cli_spark_engine_writes_what_the_local_engine_writes(spark: Any, tmp_pa
         assert "not a number" in outputs[engine][1] and "ISO-8601" in outputs[engine][1]
 
 
+def test_cli_partitions_split_the_events_into_that_many_buckets(spark: Any, tmp_path: Path) -> None:
+    """``--partitions`` sets the buckets (engines) of a Spark run: the rows stay the local
+    engine's, one engine or five; the option is refused without Spark or below 1."""
+    import io
+
+    from trendagg.cli import main
+
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "s: RETURN COUNT(*), SUM(A.v) PATTERN SEQ(B, A+) WHERE [g] WITHIN 5 s SLIDE 2 s;\n"
+        "h: RETURN g, COUNT(*) PATTERN A+ WHERE [g] GROUP-BY g WITHIN 4 s;\n"
+    )
+    events = tmp_path / "e.csv"
+    rows = [f"{'AB'[i % 3 == 0]},{i // 2},{i},{i % 7}" for i in range(60)]
+    events.write_text("type,time,v,g\n" + "\n".join(rows) + "\n")
+    outputs = {}
+    tracker = spark.sparkContext.statusTracker()
+    engines = {}
+    for flags in (["--engine", "local"], ["--partitions", "1"], ["--partitions", "5"]):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["run", str(queries), str(events), *flags], out, err) == 0, err.getvalue()
+        outputs[flags[-1]] = out.getvalue()
+        if flags[0] == "--partitions":  # the tasks of the last stage: one per bucket
+            jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup()]
+            info = tracker.getStageInfo(max(s for job in jobs if job for s in job.stageIds))
+            engines[flags[-1]] = info.numTasks if info is not None else None
+    assert outputs["1"] == outputs["local"] and outputs["5"] == outputs["local"]
+    assert engines == {"1": 1, "5": 5}
+    assert outputs["local"].count("\n") > 20
+    for flags, why in (
+        (["--engine", "local", "--partitions", "2"], "--partitions is for the Spark engine"),
+        (["--partitions", "0"], "give a number of at least 1"),
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["run", str(queries), str(events), *flags], out, err) == 2
+        assert why in err.getvalue(), err.getvalue()
+
+
 def test_cli_spark_engine_reads_json_lines_as_the_local_engine_does(
     spark: Any, tmp_path: Path
 ) -> None:
