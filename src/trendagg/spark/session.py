@@ -55,8 +55,10 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     # Python workers must run this interpreter, so they import the same trendagg and pyarrow
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("trendagg")
-    builder = builder.master(master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]"))
+    from trendagg.spark.package import cluster_conf
+
+    url = master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]")
+    builder = SparkSession.builder.appName("trendagg").master(url)
     from importlib.resources import files
 
     log4j = files("trendagg.spark") / "conf" / "log4j2.properties"
@@ -71,7 +73,7 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
         ),
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
     }
-    given = dict(conf)
+    given = cluster_conf(url, dict(conf))  # (a cluster's executors get this trendagg)
     for key, value in {**defaults, **given}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
