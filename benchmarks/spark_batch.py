@@ -52,8 +52,17 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
 
-def write_events(path: Path, n: int) -> None:
-    """n rideshare events as Parquet, written in slices (never all in memory)."""
+def write_events(
+    path: Path,
+    n: int,
+    *,
+    drivers: int = 50,
+    events_per_minute: int = 2_000,
+    max_legs: int = 8,
+    seed: int = 3,
+) -> None:
+    """n rideshare events as Parquet, written in slices (never all in memory), with the
+    text column ``zone`` (``z`` + district) that the varied workload reads."""
     import itertools
 
     import pyarrow as pa
@@ -61,15 +70,17 @@ def write_events(path: Path, n: int) -> None:
 
     from trendagg.generate import rideshare
 
-    stream = rideshare(n, events_per_minute=2_000, seed=3)
+    stream = rideshare(
+        n, drivers=drivers, events_per_minute=events_per_minute, max_legs=max_legs, seed=seed
+    )
     names = ["type", "time", "driver", "rider", "district", "duration", "speed", "price", "stars"]
-    types = [pa.string(), pa.int64()] + [pa.int64()] * 7
-    schema = pa.schema(list(zip(names, types, strict=True)))
+    kinds = {"type": pa.string(), "price": pa.float64()}
+    schema = pa.schema([(c, kinds.get(c, pa.int64())) for c in names] + [("zone", pa.string())])
     with pq.ParquetWriter(path, schema) as writer:
         while chunk := list(itertools.islice(stream, 500_000)):
-            writer.write_table(
-                pa.table({c: [e.get(c) for e in chunk] for c in names}, schema=schema)
-            )
+            cells = {c: [e.get(c) for e in chunk] for c in names}
+            cells["zone"] = [None if d is None else f"z{d}" for d in cells["district"]]
+            writer.write_table(pa.table(cells, schema=schema))
 
 
 def timed(fn: object, repeats: int) -> tuple[float, list[float]]:
@@ -203,27 +214,6 @@ def compare(base: str, n: int, repeats: int) -> None:
     print("\n".join(lines))
 
 
-def write_workload_events(path: Path, n: int, drivers: int) -> None:
-    """n rideshare events as Parquet (the kernel benchmarks' stream: 10,000 events per
-    minute, trips of up to 16 legs, seed 11), written in slices."""
-    import itertools
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from trendagg.generate import rideshare
-
-    stream = rideshare(n, drivers=drivers, events_per_minute=10_000, max_legs=16, seed=11)
-    names = ["type", "time", "driver", "rider", "district", "duration", "speed", "price", "stars"]
-    types = [pa.string(), pa.int64()] + [pa.int64()] * 6 + [pa.float64()]
-    schema = pa.schema(list(zip(names, types, strict=True)) + [("zone", pa.string())])
-    with pq.ParquetWriter(path, schema) as writer:
-        while chunk := list(itertools.islice(stream, 500_000)):
-            cells = {c: [e.get(c) for e in chunk] for c in names}
-            cells["zone"] = [None if d is None else f"z{d}" for d in cells["district"]]
-            writer.write_table(pa.table(cells, schema=schema))
-
-
 def identity_child(path: str, columns: list[str]) -> None:
     """The floor: a Spark session, the workload's columns of the file through an identity
     ``mapInArrow`` (nothing kept: Spark's no-op sink)."""
@@ -309,7 +299,11 @@ def main() -> None:
             path = args.data / f"spark_{name}_{n}.parquet"
             if not path.exists():
                 print(f"generating {path} ...", flush=True)
-                write_workload_events(path.with_suffix(".part"), n, drivers)
+                # (the kernel benchmarks' stream: 10,000 events a minute, trips of up to 16 legs)
+                write_events(
+                    path.with_suffix(".part"), n, drivers=drivers,
+                    events_per_minute=10_000, max_legs=16, seed=11,
+                )  # fmt: skip
                 path.with_suffix(".part").rename(path)
             columns = ["type", "time", *sorted(attributes_read(compile_workload(parse(text))))]
             logs = Path(tmp) / "events"

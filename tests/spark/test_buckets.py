@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trendagg.io.batch import Column, EventBatch
+from trendagg.io.batch import Column, EventBatch, column_of
 from trendagg.spark.batch import bucket_labels, buckets, spark_hash_long
 
 KEYS = st.one_of(
@@ -26,12 +26,6 @@ def _batch(columns: dict[str, Column]) -> EventBatch:
     return EventBatch(np.zeros(n, np.int32), ["A"], np.arange(n, dtype=np.int64), columns)
 
 
-def _column(values: list[object]) -> Column:
-    from trendagg.io.batch import column_of
-
-    return column_of(values)
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(KEYS, min_size=1, max_size=12), st.integers(1, 9))
 def test_a_key_goes_to_one_bucket_whatever_the_column_holds_beside_it(
@@ -40,14 +34,16 @@ def test_a_key_goes_to_one_bucket_whatever_the_column_holds_beside_it(
     """The same value gets the same bucket in a column of its kind and in a mixed one (a
     batch of one task may read a column as int, another task's as mixed), and an integer
     its float's bucket (the engine's 1 and 1.0 meet)."""
-    alone = [buckets(_batch({"k": _column([k])}), ["k"], np.arange(1), n)[0] for k in keys]
-    together = buckets(_batch({"k": _column(list(keys))}), ["k"], np.arange(len(keys)), n)
+    alone = [buckets(_batch({"k": column_of([k])}), ["k"], np.arange(1), n)[0] for k in keys]
+    together = buckets(_batch({"k": column_of(list(keys))}), ["k"], np.arange(len(keys)), n)
     assert list(together) == alone
     for k, b in zip(keys, alone, strict=True):
         if isinstance(k, int) and abs(k) <= 2**53:
-            as_float = buckets(_batch({"k": _column([float(k)])}), ["k"], np.arange(1), n)[0]
+            as_float = buckets(_batch({"k": column_of([float(k)])}), ["k"], np.arange(1), n)[0]
             assert as_float == b
-            as_decimal = buckets(_batch({"k": _column([Decimal(k), "x"])}), ["k"], np.arange(1), n)
+            as_decimal = buckets(
+                _batch({"k": column_of([Decimal(k), "x"])}), ["k"], np.arange(1), n
+            )
             assert as_decimal[0] == b
     assert all(0 <= b < n for b in alone)
 
@@ -62,7 +58,7 @@ def test_keys_spread_over_the_buckets() -> None:
 
 def test_two_key_attributes_are_one_key() -> None:
     a = Column("int", np.array([1, 1, 2, 2]), np.ones(4, bool))
-    b = _column(["x", "y", "x", "x"])
+    b = column_of(["x", "y", "x", "x"])
     got = buckets(_batch({"a": a, "b": b}), ["a", "b"], np.arange(4), 1_000_003)
     assert got[2] == got[3] and len({got[0], got[1], got[2]}) == 3
 

@@ -281,9 +281,10 @@ def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) ->
                 index = _reads(group, events)
                 if not len(index):
                     continue
-                where = buckets(events, group.key, index, n) if group.key else np.zeros(0)
-                for b in np.unique(where).tolist() if group.key else [0]:
-                    picked = index[where == b] if group.key else index
+                # (a group without key attributes is one partition: one engine, bucket 0)
+                where = buckets(events, group.key, index, n) if group.key else index * 0
+                for b in np.unique(where).tolist():
+                    picked = index[where == b]
                     out_labels.append(labels[b])
                     seqs.append(int(row_ids[picked[0]]))
                     blobs.append(pickle.dumps((g, events.take(picked)), protocol=5))
@@ -307,7 +308,6 @@ def _engines(text: str, strategy: str, trend_limit: int | None) -> Any:
         import pickle
 
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         from trendagg.engine import Runner
         from trendagg.io.gather import concat
@@ -323,7 +323,7 @@ def _engines(text: str, strategy: str, trend_limit: int | None) -> Any:
                 yield rb.filter(pa.array(others)).cast(_out_schema(pa))
             if others.all():
                 continue
-            mine = rb.filter(pc.equal(rb.column(0), EVENTS))
+            mine = rb.filter(pa.array(~others))
             blobs = mine.column(3).to_pylist()
             for seq, blob in zip(mine.column(2).to_pylist(), blobs, strict=True):
                 g, batch = pickle.loads(blob)
@@ -565,13 +565,7 @@ def _combined(plans: Sequence[Any], partials: list[tuple[Any, ...]]) -> list[Any
         if found is None:
             runs[key] = (group, list(registers))
             continue
-        n_add, max_start, size = sizes[q]
-        if n_add == size:  # (additive registers only: sums)
-            acc = found[1]
-            for i in range(size):
-                acc[i] += registers[i]
-        else:
-            add_registers(found[1], list(registers), n_add, max_start, size)
+        add_registers(found[1], registers, *sizes[q])
     makers = [RowMaker(p) for p in plans]
     return [makers[q](k, group, vec) for (q, k, _), (group, vec) in sorted(runs.items())]
 

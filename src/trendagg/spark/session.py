@@ -52,11 +52,11 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     require_java()
     from pyspark.sql import SparkSession
 
+    from trendagg.spark.package import cluster_conf
+
     # Python workers must run this interpreter, so they import the same trendagg and pyarrow
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from trendagg.spark.package import cluster_conf
-
     url = master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]")
     builder = SparkSession.builder.appName("trendagg").master(url)
     from importlib.resources import files
