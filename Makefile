@@ -68,7 +68,7 @@ bench-edge: $(VENV)/.bench
 # Spark batch (and streaming) vs the local engine and the transfer floor, whole commands:
 # the 50-query workload at 1M and 10M events, the varied one at 1M (about 10 minutes here)
 bench-spark: $(VENV)/.bench
-	$(BIN)/python benchmarks/spark_batch.py --stream
+	$(BIN)/python benchmarks/spark_batch.py --stream --cluster
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

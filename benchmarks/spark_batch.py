@@ -10,9 +10,14 @@ the same Parquet file, rows checked equal:
   that the workload reads and sends them through a ``mapInArrow`` that returns its
   batches unchanged: what moving the events through Python costs before any trend is
   computed (the floor a Spark pipeline cannot go under);
+* cluster (``--cluster``; up to 1M events): ``trendagg run --master spark://...`` on a
+  standalone cluster of this machine (a master and two workers of one core and 2 GB
+  each, started from the installed PySpark, :mod:`trendagg.spark.standalone`), the
+  package shipped to the executors as on separate machines;
 * stream (``--stream``; the uniform workload up to 1M events): Structured Streaming
   over the same events split into ten Parquet files (one micro-batch each, RocksDB
-  state), in a session of this process.
+  state), in a session of this process: the whole run, its first micro-batch (the
+  Python workers' start) and the median of the other 100,000-event micro-batches.
 
 Workloads: ``uniform`` (the 50 queries of workloads.sharing_workload, the kernel's
 headline) over 1,000 drivers, and ``varied`` (workloads.varied_workload: four window
@@ -21,7 +26,7 @@ specs, thresholds per query, GROUP-BY T.district) over 2,000 drivers, both with
 goes: the read-and-route stage, the engines' stage, and the rest (the JVM's start,
 planning, the driver's combine and writing), from Spark's event log.
 
-    .venv/bin/python benchmarks/spark_batch.py                       # 1M and 10M uniform, 1M varied
+    .venv/bin/python benchmarks/spark_batch.py --stream --cluster    # 1M and 10M uniform, 1M varied
     .venv/bin/python benchmarks/spark_batch.py --events 1000000 --repeats 1 --varied 0
 
 Writes benchmarks/results/spark_batch.{md,csv,png}. Medians of the repeats (the n-th
@@ -36,6 +41,7 @@ the same file, alternating fresh processes; writes results/spark_before_after.md
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import hashlib
 import json
@@ -120,6 +126,8 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     kinds = [("local", "local engine (1 core)"), ("spark", "Spark batch (local[*])")]
+    if any(r.get("cluster_s") for r in rows):
+        kinds.append(("cluster", "Spark batch, standalone cluster (2 x 1 core)"))
     if any(r.get("stream_s") for r in rows):
         kinds.append(("stream", "Spark streaming"))
     kinds.append(("identity", "identity mapInArrow (floor)"))
@@ -263,6 +271,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, nargs="+", default=[3, 2])
     parser.add_argument("--varied", type=int, default=1_000_000, help="varied events (0: none)")
     parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
+    parser.add_argument(
+        "--cluster", action="store_true", help="also time a standalone cluster (2 x 1 core)"
+    )
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "trendagg-bench")
     parser.add_argument("--base", help="instead: Spark batch of this commit and of this tree")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -290,7 +301,12 @@ def main() -> None:
     trendagg = str(Path(sys.executable).parent / "trendagg")
     args.data.mkdir(parents=True, exist_ok=True)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        master = None
+        if args.cluster:
+            from trendagg.spark.standalone import standalone_cluster
+
+            master = stack.enter_context(standalone_cluster(Path(tmp) / "cluster", memory="2g"))
         for name, n, k in runs:
             text = sharing_workload(50) if name == "uniform" else varied_workload(50)
             queries = Path(tmp) / f"{name}.tq"
@@ -309,9 +325,12 @@ def main() -> None:
             logs = Path(tmp) / "events"
             logs.mkdir(exist_ok=True)
             times: dict[str, list[float]] = {"local": [], "spark": [], "identity": []}
+            on_cluster = master is not None and n <= 1_000_000
+            if on_cluster:
+                times["cluster"] = []
             stages = []
             for _ in range(k):  # (alternating, so that drift hits each alike)
-                out = {e: Path(tmp) / f"{e}.jsonl" for e in ("local", "spark")}
+                out = {e: Path(tmp) / f"{e}.jsonl" for e in ("local", "spark", "cluster")}
                 times["local"].append(
                     command(
                         [
@@ -340,9 +359,17 @@ def main() -> None:
                 times["identity"].append(
                     command([sys.executable, __file__, "--identity", str(path), *columns])
                 )
+                if on_cluster:
+                    times["cluster"].append(
+                        command(
+                            [trendagg, "run", "-q", "-o", str(out["cluster"]),
+                             "--master", str(master), str(queries), str(path)]
+                        )
+                    )  # fmt: skip
                 local_lines = out["local"].read_text().splitlines()
-                if sorted(local_lines) != sorted(out["spark"].read_text().splitlines()):
-                    raise SystemExit(f"{name} {n}: Spark's rows differ from the local engine's")
+                for engine in ("spark", "cluster") if on_cluster else ("spark",):
+                    if sorted(local_lines) != sorted(out[engine].read_text().splitlines()):
+                        raise SystemExit(f"{name} {n}: {engine}'s rows differ from the local's")
             med = {e: statistics.median(v) for e, v in times.items()}
             route = statistics.median(s[0] for s in stages)
             engines = statistics.median(s[1] for s in stages)
@@ -362,11 +389,14 @@ def main() -> None:
                 "local_runs_s": " ".join(f"{x:.1f}" for x in times["local"]),
                 "spark_runs_s": " ".join(f"{x:.1f}" for x in times["spark"]),
             }
+            if on_cluster:
+                row["cluster_s"] = round(med["cluster"], 2)
+                row["cluster_over_local"] = round(med["cluster"] / med["local"], 2)
             if args.stream and name == "uniform" and n <= 1_000_000:  # (the stream's cost)
                 row.update(stream_run(path, text, Path(tmp), k, local_lines))
             rows.append(row)
             print(row, flush=True)
-    write_results(rows, machine(), args.stream)
+    write_results(rows, machine(), args.stream, args.cluster)
 
 
 def stream_run(path: Path, text: str, tmp: Path, k: int, expected: list[str]) -> dict[str, object]:
@@ -379,7 +409,7 @@ def stream_run(path: Path, text: str, tmp: Path, k: int, expected: list[str]) ->
     folder = tmp / f"stream_{path.stem}"
     if not folder.exists():
         split_files(path, folder, 10)
-    runs, got = [], []
+    runs, firsts, batches, got = [], [], [], []
     for _ in range(k):
         run_dir = Path(tempfile.mkdtemp(dir=tmp))
         started = time.perf_counter()
@@ -390,13 +420,20 @@ def stream_run(path: Path, text: str, tmp: Path, k: int, expected: list[str]) ->
         query.awaitTermination()
         runs.append(time.perf_counter() - started)
         got = read_results(str(run_dir / "out"))
+        full = [p for p in query.recentProgress if p.numInputRows >= 100_000]
+        firsts.append(full[0].durationMs["triggerExecution"] / 1000)
+        batches += [p.durationMs["triggerExecution"] / 1000 for p in full[1:]]
     spark.stop()
     if sorted(result_json(r).strip() for r in got) != sorted(line.strip() for line in expected):
         raise SystemExit("the stream's rows differ from the local engine's")
-    return {"stream_s": round(statistics.median(runs), 2)}
+    return {
+        "stream_s": round(statistics.median(runs), 2),
+        "stream_first_batch_s": round(statistics.median(firsts), 2),
+        "stream_batch_s": round(statistics.median(batches), 2),
+    }
 
 
-def write_results(rows: list[dict[str, object]], machine: str, stream: bool) -> None:
+def write_results(rows: list[dict[str, object]], machine: str, stream: bool, cluster: bool) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(k for r in rows for k in r))
     with (RESULTS / "spark_batch.csv").open("w", newline="") as f:
@@ -404,6 +441,17 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool) -> 
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, RESULTS / "spark_batch.png")
+    head = (
+        "| workload | events | repeats | local s | Spark s | Spark / local | identity s | "
+        "Spark / identity | route stage s | engines stage s | rest s |"
+    )
+    rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    if cluster:
+        head += " cluster s | cluster / local |"
+        rule += "---:|---:|"
+    if stream:
+        head += " stream s | stream, first batch s | stream, batch s |"
+        rule += "---:|---:|---:|"
     lines = [
         "# Spark batch vs the local engine and the transfer floor (whole commands)",
         "",
@@ -412,12 +460,23 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool) -> 
         "results written); Spark embedded local[*]; medians of the repeats; Spark's rows "
         "equal the local engine's (checked each run). Stages: the read-and-route stage "
         "and the engines' stage of the Spark run's one job (Spark's event log); the rest "
-        "is the JVM's start, planning, the driver's combine and writing.",
+        "is the JVM's start, planning, the driver's combine and writing."
+        + (
+            " Cluster: `trendagg run --master` on a standalone master with two workers of "
+            "one core each on this machine (the package shipped with the job)."
+            if cluster
+            else ""
+        )
+        + (
+            " Stream: Structured Streaming over the file in ten Parquet files, one "
+            "micro-batch each, in a session already started: the whole run, its first "
+            "micro-batch and the median of the other micro-batches of 100,000 events."
+            if stream
+            else ""
+        ),
         "",
-        "| workload | events | repeats | local s | Spark s | Spark / local | identity s | "
-        "Spark / identity | route stage s | engines stage s | rest s |"
-        + (" stream s |" if stream else ""),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if stream else ""),
+        head,
+        rule,
     ]
     for r in rows:
         line = (
@@ -426,8 +485,19 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool) -> 
             f"| {r['spark_over_identity']:.2f}x | {r['route_stage_s']:.1f} "
             f"| {r['engine_stage_s']:.1f} | {r['rest_s']:.1f} |"
         )
+        if cluster:
+            line += (
+                f" {r['cluster_s']:.1f} | {r['cluster_over_local']:.2f}x |"
+                if r.get("cluster_s")
+                else " | |"
+            )
         if stream:
-            line += f" {r['stream_s']:.1f} |" if r.get("stream_s") else " |"
+            line += (
+                f" {r['stream_s']:.1f} | {r['stream_first_batch_s']:.1f} "
+                f"| {r['stream_batch_s']:.2f} |"
+                if r.get("stream_s")
+                else " | | |"
+            )
         lines.append(line)
     (RESULTS / "spark_batch.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1,7 +1,8 @@
 """Drive the streaming processor without Spark, making the calls Spark makes, in its order.
 
-Rows are keyed by query group and a bucket of their partition key (three buckets,
-so that keys hold several partitions, as Spark's 64 do). Per micro-batch: ``handleInputRows`` for every key with input (the watermark
+Each micro-batch's rows go through the stream's router (:func:`trendagg.spark.stream._router`,
+as JSON Lines texts), which keys them by query group and a bucket of their partition key
+(three buckets, so that keys hold several partitions, as Spark's do). Per micro-batch: ``handleInputRows`` for every key with input (the watermark
 of the batch: the latest event time of earlier batches minus the lateness),
 then ``handleExpiredTimer`` for every timer at or before the watermark, then
 the sink gets the batch's output. The state store and the timers outlive the
@@ -11,16 +12,21 @@ processors, so a restart (new processors, same store) can be simulated.
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from trendagg.language import parse, to_text
 from trendagg.plan.compile import compile_workload
-from trendagg.spark.partials import query_groups
-from trendagg.spark.records import Reading
-from trendagg.spark.stream import StreamStats, _Sink, _TrendProcessor, read_results
+from trendagg.spark.records import RECORD, Reading
+from trendagg.spark.stream import (
+    _ROUTED_COLUMNS,
+    StreamStats,
+    _router,
+    _Sink,
+    _TrendProcessor,
+    read_results,
+)
 
 
 class _ValueState:
@@ -78,10 +84,10 @@ def run_stream(
     """Rows written by a stream whose micro-batches bring ``chunks`` (then one empty batch);
     with another ``fmt`` than jsonl, the files are written in it and no rows are read back."""
     import pandas as pd
+    import pyarrow as pa
 
     workload = parse(text)
     plans = compile_workload(workload)
-    groups = query_groups(plans)
     store: dict[Any, Any] = {}
     timers: dict[Any, set[int]] = {}
     sink = _Sink(plans, str(out_dir), fmt, StreamStats())
@@ -89,30 +95,28 @@ def run_stream(
 
     def processor(key: Any) -> _TrendProcessor:
         if key not in procs:
-            p = _TrendProcessor(
-                to_text(workload), [g.names for g in groups], strategy, Reading(), lateness
-            )
+            p = _TrendProcessor(to_text(workload), strategy, Reading(), lateness)
             p.init(_Handle(store, timers, key))
             procs[key] = p
         return procs[key]
 
     watermark_ms = 0
     latest: Any = None
+    route = _router(to_text(workload), Reading(), 3)  # (three buckets: keys hold partitions)
     for b, chunk in enumerate([*chunks, []]):
         if restart_after is not None and b == restart_after:
             procs.clear()  # a restarted query: new processors over the same state store
-        keyed: dict[Any, list[str]] = {}
-        for r in chunk:
-            for i, g in enumerate(groups):
-                if r.get("type") in g.types and all(r.get(k) is not None for k in g.key):
-                    # like Spark: partition keys hashed into a few buckets, one Runner each
-                    bucket = zlib.crc32(json.dumps([str(r[k]) for k in g.key]).encode()) % 3
-                    key = (i, str(bucket if g.key else 0))
-                    keyed.setdefault(key, []).append(json.dumps(r))
+        keyed: dict[Any, list[list[Any]]] = {}
+        if chunk:  # the router, over the micro-batch's rows as JSON Lines texts
+            texts = pa.array([json.dumps(r) for r in chunk], pa.string())
+            for routed in route(iter(pa.table({RECORD: texts}).to_batches())):
+                for row in zip(
+                    *(routed.column(c).to_pylist() for c in _ROUTED_COLUMNS), strict=True
+                ):
+                    keyed.setdefault((row[0], row[1]), []).append(list(row))
         out: list[dict[str, Any]] = []
-        for key, texts in keyed.items():
-            n = len(texts)
-            frame = pd.DataFrame({"_0": [key[0]] * n, "_1": [key[1]] * n, "_2": texts})
+        for key, rows in keyed.items():
+            frame = pd.DataFrame(rows, columns=[f"_{i}" for i in range(len(_ROUTED_COLUMNS))])
             for f in processor(key).handleInputRows(key, iter([frame]), _TimerValues(watermark_ms)):
                 out.extend(f.to_dict("records"))
         for key in list(timers):

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,57 +18,13 @@ import pytest
 from trendagg.spark.package import ALIAS
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def cluster(spark: Any, tmp_path: Path) -> Iterator[str]:
     """The master's URL; the master and the workers are stopped at the end, also on failure."""
-    import pyspark
+    from trendagg.spark.standalone import standalone_cluster
 
-    home = os.path.dirname(pyspark.__file__)
-    env = {**os.environ, "SPARK_HOME": home, "SPARK_LOG_DIR": str(tmp_path / "logs")}
-    port, web = _free_port(), _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    spark_class = os.path.join(home, "bin", "spark-class")
-    commands = [["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(port), "--webui-port", str(web)]]  # fmt: skip
-    for i in range(2):
-        commands.append(
-            ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-             "--memory", "1g", "--webui-port", str(_free_port()),
-             "--work-dir", str(tmp_path / f"work{i}"), url]
-        )  # fmt: skip
-    procs = []
-    try:
-        for i, command in enumerate(commands):
-            log = (tmp_path / f"daemon{i}.log").open("w")
-            procs.append(subprocess.Popen([spark_class, *command], env=env, stdout=log, stderr=log))
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{web}/json/", timeout=2) as r:
-                    state = json.load(r)
-                if sum(w["state"] == "ALIVE" for w in state["workers"]) == 2:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                logs = "\n".join(p.read_text()[-2000:] for p in tmp_path.glob("daemon*.log"))
-                raise AssertionError(f"the cluster did not start within 120 s:\n{logs}")
-            time.sleep(0.5)
+    with standalone_cluster(tmp_path / "cluster") as url:
         yield url
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
 
 
 QUERIES = (

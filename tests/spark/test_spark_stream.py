@@ -415,7 +415,7 @@ def test_a_checkpoint_is_not_resumed_with_other_queries(spark: Any, tmp_path: Pa
             "q: RETURN COUNT(*) PATTERN A+ WITHIN 20 s",
             spark=spark,
             available_now=True,
-            buckets=8,
+            buckets=3,
             **options,
         )
 

@@ -276,9 +276,33 @@ def test_waiting_events_of_an_older_checkpoint_are_read_as_arrays() -> None:
     plans = compile_workload(parse(text))
     old = _Key()
     old.pending = [(3, "B", {"v": 1}), (1, "A", {}), (2, "B", {"v": 2.5})]
-    processor = _TrendProcessor(text, [("q",)], "hamlet", Reading(), 0)
+    processor = _TrendProcessor(text, "hamlet", Reading(), 0)
     processor.init(_Handle({}, {}, (0, "0")))
     processor.state.update((dumps(old, plans),))
     events = processor._load().pending
     assert events.type_values() == ["B", "A", "B"] and events.time_values() == [3, 1, 2]
     assert events.columns["v"].python_values() == [1, None, 2.5]
+
+
+def test_a_checkpoint_of_the_earlier_routing_is_refused_and_its_buckets_are_kept(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint whose keys were made by Spark's hash of the JSON fields (before
+    ROUTING 2) holds state under other keys: it is refused with what to do. A checkpoint
+    of this routing keeps its buckets, whatever the default."""
+    from trendagg.errors import InputError
+    from trendagg.spark.stream import ROUTING, check_checkpoint, checkpoint_settings
+
+    settings = {"queries": "q", "type_col": "type", "time_col": "time", "event_type": None}
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "trendagg.json").write_text(json.dumps({**settings, "buckets": 64}))
+    with pytest.raises(InputError, match="written by an earlier trendagg.*another --checkpoint"):
+        check_checkpoint(str(old), {**settings, "buckets": 64, "routing": ROUTING})
+    new = tmp_path / "new"
+    assert checkpoint_settings(str(new)) == {}
+    check_checkpoint(str(new), {**settings, "buckets": 5, "routing": ROUTING})
+    assert checkpoint_settings(str(new))["buckets"] == 5
+    check_checkpoint(str(new), {**settings, "buckets": 5, "routing": ROUTING})  # resumed
+    with pytest.raises(InputError, match="other buckets: resume it with the same"):
+        check_checkpoint(str(new), {**settings, "buckets": 8, "routing": ROUTING})

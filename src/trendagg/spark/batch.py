@@ -106,7 +106,7 @@ def _out_batch(pa: Any, kind: int, n: int, **cells: Any) -> Any:
 
 
 @dataclass
-class _Batch:
+class ReadBatch:
     """One input Arrow batch as read: its rows (the input's columns), the engine's reading
     of them (events numbered by their row in ``table``), each row's Spark row id, the
     rejected rows (row id, reason, record as JSON, 1 when that record lacks the columns
@@ -119,7 +119,7 @@ class _Batch:
     blank: int
 
 
-def _read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) -> _Batch:
+def read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) -> ReadBatch:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -147,17 +147,18 @@ def _read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool)
     if RECORD in table.column_names:  # blank lines count for the line numbers only
         blanks = " \t\r\n\ufeff"
         for line in table.column(RECORD).to_pylist():
-            if line is not None and not line.decode("utf-8", "replace").strip(blanks):
+            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            if text is not None and not text.strip(blanks):
                 blank += 1
     read = read_table(table, reading, numeric)
     partial = int(pruned and RECORD not in table.column_names)
     bad += [
-        (int(ids[x.row - 1]), x.reason, _record_text(table, x.row), partial) for x in read.rejected
+        (int(ids[x.row - 1]), x.reason, record_text(table, x.row), partial) for x in read.rejected
     ]
-    return _Batch(table, read, ids, bad, blank)
+    return ReadBatch(table, read, ids, bad, blank)
 
 
-def _record_text(table: Any, row: int) -> str:
+def record_text(table: Any, row: int) -> str:
     """Row ``row`` (from 1) as JSON text for the rejects: a JSON line as it was, typed
     cells as a JSON object."""
     record = table.slice(row - 1, 1).to_pylist()[0]
@@ -223,7 +224,7 @@ def buckets(events: Any, key: Sequence[str], index: Any, n: int) -> Any:
     return (h % np.uint64(n)).astype(np.int64)
 
 
-def _reads(group: QueryGroup, events: Any) -> Any:
+def group_events(group: QueryGroup, events: Any) -> Any:
     """The events a group reads: of its types, every key attribute present."""
     import numpy as np
 
@@ -263,7 +264,7 @@ def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) ->
         for rb in batches:
             ids = np.arange(position, position + rb.num_rows, dtype=np.int64) + (part << 33)
             position += rb.num_rows
-            batch = _read_batch(rb, ids, numeric, reading, pruned)
+            batch = read_batch(rb, ids, numeric, reading, pruned)
             blank += batch.blank
             if batch.rejected:
                 row_id, reason, record, partial = zip(*batch.rejected, strict=True)
@@ -278,7 +279,7 @@ def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) ->
             row_ids = batch.ids[events.rows - 1]
             out_labels, seqs, blobs = [], [], []
             for g, group in enumerate(groups):
-                index = _reads(group, events)
+                index = group_events(group, events)
                 if not len(index):
                     continue
                 # (a group without key attributes is one partition: one engine, bucket 0)

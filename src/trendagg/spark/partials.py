@@ -3,10 +3,9 @@ partial rows that Spark combines into result rows.
 
 Queries are grouped by their unqualified partition attributes (those apply to every
 variable, so every event a group reads has them and Spark can route by them exactly;
-qualified attributes and their wildcard events are resolved by the engine). A group
-reads the rows of its event types whose key and Spark sort time are present
-(:func:`group_rows`): written once, for batch (which filters by it) and stream (which
-explodes rows to the keys of the groups that read them).
+qualified attributes and their wildcard events are resolved by the engine). A group reads
+the events of its types that have every key attribute
+(:func:`trendagg.spark.batch.group_events`, for batch and stream alike).
 
 An engine Runner sees only the events of its Spark partition (batch) or state key
 (stream), so a (query, window, group) whose events span several of them comes out as
@@ -25,8 +24,6 @@ from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import InputError
-
-SORT_TIME = "__trendagg_time"  # a row's time in seconds as Spark orders by it (null: cannot)
 
 
 @dataclass(frozen=True)
@@ -78,30 +75,6 @@ def check_frame_columns(columns: Sequence[str], reading: Any) -> None:
         raise InputError(
             f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
         )
-
-
-def group_rows(
-    group: QueryGroup, columns: Sequence[str], type_col: str, event_type: str | None
-) -> Any:
-    """The rows a query group reads, as a Spark condition that is never null: a type of
-    the group, every key attribute present, and a time Spark orders by. None when the
-    group reads no row (the one event type is not its, or a key is no column)."""
-    from pyspark.sql import functions as F
-
-    from trendagg.spark.records import column, stripped
-
-    if event_type is not None and event_type not in group.types:
-        return None
-    if any(k not in columns for k in group.key):
-        return None
-    wanted = F.col(SORT_TIME).isNotNull()
-    if event_type is None:
-        # (stripped, as the CSV reader reads a type; typed frames' padded types are routed
-        # too, and the engine, which reads them as they are, leaves them out)
-        wanted = wanted & stripped(column(type_col).cast("string")).isin(list(group.types))
-    for k in group.key:
-        wanted = wanted & column(k).isNotNull()
-    return F.coalesce(wanted, F.lit(False))
 
 
 # ----------------------------------------------------------------------------- partial rows
@@ -182,12 +155,10 @@ def combine(plans: Mapping[str, Any], partials: Iterable[tuple[str, int, str, st
 
 
 __all__ = [
-    "SORT_TIME",
     "QueryGroup",
     "check_frame_columns",
     "combine",
     "combine_partials",
-    "group_rows",
     "partial_cells",
     "prepare",
     "query_groups",

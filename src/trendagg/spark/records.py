@@ -11,10 +11,9 @@ A DataFrame reaches the engine in one of two shapes:
 
 With ``csv_cells``, text cells are read with the CSV reader's rule (a cell
 that looks like a number is a number), so CSV read by Spark as text gives
-the same events as ``trendagg run --engine local``. Spark only needs a few
-columns itself (type, time and partition keys, to route and order rows):
-:func:`with_record_columns` extracts them from the JSON text, and
-:func:`sort_time` turns the time into seconds to order by.
+the same events as ``trendagg run --engine local``. Spark itself reads no value:
+the batch and streaming pipelines read each Arrow batch here, in Python, and route
+the events by the values the engine read (:mod:`trendagg.spark.batch`).
 """
 
 from __future__ import annotations
@@ -208,70 +207,6 @@ def json_lines(text: Any, *, keep_blank: bool = False) -> Any:
 BLANK_LINE = "^[ \t\r\n\ufeff]*$"  # what read_rows skips, as a Spark regular expression
 
 
-def as_record_text(df: Any) -> Any:
-    """A typed DataFrame as the ``RECORD`` shape: each row as JSON text (nulls left out)."""
-    from pyspark.sql import functions as F
-
-    if RECORD in df.columns:
-        return df
-    cols = [column(c) for c in df.columns]
-    return df.select(F.to_json(F.struct(*cols)).alias(RECORD))
-
-
-def with_record_columns(df: Any, names: Iterable[str]) -> Any:
-    """The ``RECORD`` shape with the named fields beside it as text (null where absent),
-    for Spark to route and order by; the engine still reads the JSON text."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    wanted = sorted(set(names))
-    schema = T.StructType([T.StructField(n, T.StringType()) for n in wanted])
-    parsed = F.from_json(F.col(RECORD), schema)
-    return df.select(F.col(RECORD), *[parsed[n].alias(n) for n in wanted])
-
-
-def route_key(df: Any, name: str) -> Any:
-    """A partition attribute as Spark routes by it: the engine's equal values (1 and 1.0,
-    from text) meet in one Spark partition; the engine then tells unequal ones apart."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    col = column(name)
-    if not isinstance(df.schema[name].dataType, T.StringType):
-        return col
-    text = stripped(col)  # (" x" of a CSV cell is the engine's "x")
-    return F.coalesce(text.try_cast("double").cast("string"), text)
-
-
-def stripped(text: Any) -> Any:
-    """A text column without the white space around it, as the CSV reader strips a cell.
-    Used to route rows only: stripping where a reader keeps the spaces sends more rows to
-    one place, and the engine tells their values apart there."""
-    from pyspark.sql import functions as F
-
-    return F.regexp_replace(text, r"(?U)^\s+|\s+$", "")
-
-
-def sort_time(df: Any, time_col: str) -> Any:
-    """A time to order by, in seconds: numbers as they are, timestamps and ISO text as
-    epoch seconds; null where Spark cannot read it (such rows are rejected, never fed)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    field = df.schema[time_col].dataType
-    col = column(time_col)
-    if isinstance(field, (T.TimestampType, T.TimestampNTZType)):
-        return F.unix_micros(col.cast("timestamp")) / F.lit(1_000_000.0)
-    if isinstance(field, T.DateType):
-        return F.unix_date(col).cast("double") * F.lit(86_400.0)
-    if isinstance(field, T.NumericType):
-        return col.cast("double")
-    text = F.trim(col.cast("string"))
-    return F.coalesce(
-        text.try_cast("double"), F.unix_micros(F.try_to_timestamp(text)) / F.lit(1_000_000.0)
-    )
-
-
 def record_of(text: str) -> dict[str, object]:
     """A rejected row's record from its JSON text, as the local readers write it: the
     object, or ``{"_text": ...}`` for a line that is not a JSON object."""
@@ -282,11 +217,3 @@ def record_of(text: str) -> dict[str, object]:
     except (TypeError, ValueError):
         return {"_text": text}
     return value if isinstance(value, dict) else {"_text": text}
-
-
-def unordered_reason(time: object) -> str:
-    """Why a row the engine can read is rejected when Spark cannot order it by time."""
-    return (
-        f"time '{time}' is a timestamp the engine reads but Spark cannot order by; write times "
-        f"as epoch seconds or as 'YYYY-MM-DD[ HH:MM:SS[.ffffff]][+HH:MM]'"
-    )

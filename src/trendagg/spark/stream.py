@@ -4,17 +4,19 @@ The pipeline, per micro-batch:
 
 1. A source (a directory of CSV / JSON Lines / Parquet files, the socket
    source with one JSON object per line, or the rate source turned into a
-   ride-sharing stream) gives rows. Each row is kept whole as JSON text, so
-   the engine reads every value with the same rules as the local engine.
-2. The event time feeds Spark's watermark: the largest event time seen so far
-   minus the allowed lateness.
-3. Rows are keyed like the batch pipeline (per query group, by its
-   unqualified partition attributes, hashed into a fixed number of buckets)
-   and ``transformWithStateInPandas`` keeps, per key, in the state store
-   (RocksDB), the engine's :class:`Runner` (which tells the partitions of its
-   bucket apart)
-   (pickled with its plans by reference, see :mod:`trendagg.engine.state`)
-   and the events not yet fed.
+   ride-sharing stream) gives rows.
+2. A ``mapInArrow`` (:func:`_router`) reads each Arrow batch of them with the
+   local readers' rules, as the batch pipeline's first step does (rejected rows
+   leave here, each once). Queries are grouped by their unqualified partition
+   attributes; each group's events are split by the engine's hash of their key
+   values into a fixed number of buckets, and each bucket's events of the batch
+   leave as one row: the pickled arrays, keyed (group, bucket). Every row carries
+   the batch's latest event time, which feeds Spark's watermark: the largest
+   event time seen so far minus the allowed lateness.
+3. ``transformWithStateInPandas`` keeps, per key, in the state store (RocksDB),
+   the engine's :class:`Runner` (which tells the partitions of its bucket
+   apart; pickled with its plans by reference, see :mod:`trendagg.engine.state`,
+   and zstd-compressed) and the events not yet fed.
 4. Per key and micro-batch, with watermark W: an event earlier than W is late
    (counted and written to the side output, never fed); the others wait until
    W passes them, then are fed in time order; ``Runner.advance(W)`` returns
@@ -51,10 +53,8 @@ from typing import Any
 from trendagg.errors import InputError
 from trendagg.limits import TIME_LIMIT, time_out_of_range
 from trendagg.spark.partials import (
-    SORT_TIME,
     check_frame_columns,
     combine,
-    group_rows,
     partial_cells,
     prepare,
     query_groups,
@@ -63,32 +63,41 @@ from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
     Reading,
-    as_record_text,
-    column,
     csv_reader,
     json_lines,
-    read_table,
     record_of,
-    route_key,
-    sort_time,
-    stripped,
-    unordered_reason,
-    with_record_columns,
 )
 
 GROUP = "__trendagg_group"
 KEY = "__trendagg_key"
 WATERMARK = "__trendagg_event_time"
 
-# the rows of the keyed part; "query" holds the queries of a late event, and the query
-# group (its number) of a rejected row
+# the router's rows (see _router): per key, the events of one Arrow batch, a rejected
+# row, or the count of a batch's events read; "t" is the batch's latest event time
+EVENTS, REJECT, COUNT = 0, 1, 2
+_ROUTED = (
+    f"{GROUP} int, {KEY} int, kind tinyint, seq bigint, blob binary, reason string, "
+    "record string, n bigint, t double"
+)
+_ROUTED_COLUMNS = [c.split()[0] for c in _ROUTED.split(", ")][:-1]
+_FLOOR = -62_135_596_800.0  # year 1: the time of a batch without events (moves no watermark)
+
+# the rows of the keyed part; "query" holds the queries of a late event
 _OUT = (
     "kind string, query string, window bigint, group_json string, registers string, "
     "time double, record string, reason string, events bigint"
 )
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
-BUCKETS = 64  # state keys per query group (partition keys are hashed into them)
+ROUTING = 2  # how events find their key (2: the engine's hash of its values, see _router)
+
+
+def default_buckets(spark: Any) -> int:
+    """State keys per query group: four per core of Spark. Each key's state crosses the
+    Python worker's socket and RocksDB whole on every micro-batch it gets events, so
+    fewer, larger keys cost less (1M events in ten micro-batches, 50 queries, 2 cores:
+    8 keys took 37.6 s, 64 keys 48.6 s); four per core keep every core busy."""
+    return 4 * max(1, int(spark.sparkContext.defaultParallelism))
 
 
 @dataclass
@@ -252,20 +261,17 @@ def _rate_rideshare(spark: Any, rows_per_second: int) -> Any:
         .when(step == 4 + legs, "Pay")
         .otherwise("Wait")
     )
-    record = F.to_json(
-        F.struct(
-            kind.alias("type"),
-            (v / F.lit(float(rows_per_second))).alias("time"),
-            (v % drivers).alias("driver"),
-            (trip * drivers + v % drivers).alias("rider"),
-            (F.abs(F.hash(trip)) % 10).alias("district"),
-            ((F.abs(F.hash(v)) % 300) + 30).alias("duration"),
-            ((F.abs(F.hash(v, F.lit(1))) % 80) + 10).alias("speed"),
-            ((F.abs(F.hash(trip, F.lit(2))) % 50) + 5).alias("price"),
-        )
-    )
     rate = spark.readStream.format("rate").option("rowsPerSecond", int(rows_per_second)).load()
-    return rate.select(record.alias(RECORD))
+    return rate.select(
+        kind.alias("type"),
+        (v / F.lit(float(rows_per_second))).alias("time"),
+        (v % drivers).alias("driver"),
+        (trip * drivers + v % drivers).alias("rider"),
+        (F.abs(F.hash(trip)) % 10).alias("district"),
+        ((F.abs(F.hash(v)) % 300) + 30).alias("duration"),
+        ((F.abs(F.hash(v, F.lit(1))) % 80) + 10).alias("speed"),
+        ((F.abs(F.hash(trip, F.lit(2))) % 50) + 5).alias("price"),
+    )
 
 
 # ----------------------------------------------------------------------------- keyed engine
@@ -281,7 +287,7 @@ def trend_stream(
     time_col: str = "time",
     event_type: str | None = None,
     csv_cells: bool = False,
-    buckets: int = BUCKETS,
+    buckets: int | None = None,
 ) -> tuple[Any, list[Any]]:
     """The keyed, stateful part of the pipeline: a streaming DataFrame of partial rows.
 
@@ -290,10 +296,11 @@ def trend_stream(
     ``reject`` or ``seen``) and the compiled plans. :func:`start_stream` writes
     it; its sink combines the partial rows into results.
 
-    Per query group, the partition keys are hashed into ``buckets`` state keys,
-    each with one engine Runner (which tells its partitions apart, as in the
-    batch pipeline): a handful of state reads and writes per micro-batch
-    instead of one per driver or rider. A restart must use the same number.
+    Per query group, the partition keys are hashed into ``buckets`` state keys
+    (None: :func:`default_buckets`), each with one engine Runner (which tells its
+    partitions apart, as in the batch pipeline): a handful of state reads and writes
+    per micro-batch instead of one per driver or rider. A restart must use the same
+    number (:func:`stream_trends` takes it from the checkpoint).
     """
     from pyspark.sql import functions as F
 
@@ -302,60 +309,115 @@ def trend_stream(
             "the twostep reference builds trends at the end and cannot stream; "
             "use hamlet, hamlet-static or greta"
         )
+    if buckets is None:
+        buckets = default_buckets(df.sparkSession)
     if buckets < 1:
         raise InputError(f"the number of state buckets must be at least 1, not {buckets}")
-    text, plans, groups = prepare(workload, strategy)
+    text, plans, _ = prepare(workload, strategy)
     # CSV: the header's names, to tell rows with more cells (Spark keeps their text)
     header = tuple(c for c in df.columns if c not in (RECORD, CSV_RAW)) if csv_cells else ()
     reading = Reading(type_col, time_col, event_type, csv_cells, header)
     if RECORD not in df.columns:
         check_frame_columns(df.columns, reading)
-    # every row as JSON text (the engine reads it), and the fields Spark routes and orders by
-    keys = {k for g in groups for k in g.key}
-    rows = with_record_columns(as_record_text(df), {type_col, time_col} | keys)
-    # a time the watermark cannot hold (microseconds in a long) is no time to order by:
-    # its row is rejected below, not a failure of the stream
-    ordered = sort_time(rows, time_col)
-    ordered = F.when(F.abs(ordered) < F.lit(TIME_LIMIT), ordered)
-    timed = rows.withColumn(SORT_TIME, ordered).withColumn(
-        WATERMARK, F.timestamp_micros(F.floor(F.col(SORT_TIME) * F.lit(1_000_000)).cast("long"))
-    )
+    routed = df.mapInArrow(_router(text, reading, buckets), _ROUTED)
     # the watermark: the latest event time seen, minus the allowed lateness
+    micros = F.floor(F.col("t") * F.lit(1_000_000)).cast("long")
+    timed = routed.withColumn(WATERMARK, F.timestamp_micros(micros))
     timed = timed.withWatermark(WATERMARK, f"{int(round(lateness * 1000))} milliseconds")
-    # Each row goes to the keys of the query groups that read it. This is an explode,
-    # not a filter per group: Spark would push such filters below the watermark, and
-    # rows no query reads would then not move the watermark.
-    unreadable = F.col(SORT_TIME).isNull()
-    if event_type is None:
-        type_text = stripped(column(type_col).cast("string"))
-        unreadable = unreadable | type_text.isNull() | (type_text == "")
-    targets = []
-    for i, group in enumerate(groups):
-        wanted = group_rows(group, rows.columns, type_col, event_type)
-        if wanted is None:
-            continue
-        key = (
-            F.pmod(F.xxhash64(*[route_key(rows, k) for k in group.key]), F.lit(buckets))
-            if group.key
-            else F.lit(0)
-        ).cast("string")
-        targets.append(F.when(wanted, F.struct(F.lit(i).alias("g"), key.alias("k"))))
-    # rows Spark cannot route or order (no type, no time it reads): to the engine's reader,
-    # which rejects them with its reason, never dropped
-    targets.append(F.when(unreadable, F.struct(F.lit(-1).alias("g"), F.lit("0").alias("k"))))
-    routed = timed.select(
-        F.col(RECORD), F.explode(F.filter(F.array(*targets), lambda x: x.isNotNull())).alias("t")
-    )
-    keyed = routed.select(F.col("t.g").alias(GROUP), F.col("t.k").alias(KEY), F.col(RECORD))
+    # (without the event-time column, the stateful step gets the late events too: it
+    # reports them, where Spark would drop them unsaid)
+    keyed = timed.select(*_ROUTED_COLUMNS)
     out = keyed.groupBy(GROUP, KEY).transformWithStateInPandas(
-        statefulProcessor=_TrendProcessor(
-            text, [g.names for g in groups], strategy, reading, lateness
-        ),
+        statefulProcessor=_TrendProcessor(text, strategy, reading, lateness),
         outputStructType=_OUT,
         outputMode="Append",
         timeMode="EventTime",
     )
     return out, plans
+
+
+def _router(text: str, reading: Reading, n: int) -> Any:
+    """Per micro-batch partition: read each Arrow batch with the local readers' rules (as
+    the batch pipeline's first step does) and send each query group's events to the key
+    of their bucket, one pickled batch of arrays per key; the rejected rows and the count
+    of events read go to key (-1, 0). Every row carries the batch's latest event time,
+    which moves the watermark (rows no query reads too)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pickle
+
+        import numpy as np
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+        from trendagg.spark.batch import buckets, group_events, read_batch, record_text
+
+        context = TaskContext.get()
+        part = context.partitionId() if context is not None else 0
+        plans = compile_workload(parse(text))
+        numeric = numeric_requirements(plans)
+        groups = query_groups(plans)
+        position = 0
+        for rb in batches:
+            ids = np.arange(position, position + rb.num_rows, dtype=np.int64) + (part << 33)
+            position += rb.num_rows
+            batch = read_batch(rb, ids, numeric, reading, False)
+            rejects = [(reason, record) for _, reason, record, _ in batch.rejected]
+            events = batch.read.events
+            far = ~(np.abs(events.times) < TIME_LIMIT)  # (no watermark holds such a time)
+            if far.any():
+                assert events.rows is not None
+                times = events.time_values()
+                for i in np.flatnonzero(far).tolist():
+                    record = record_text(batch.table, int(events.rows[i]))
+                    rejects.append((time_out_of_range(str(times[i])), record))
+                events = events.take(np.flatnonzero(~far))
+            top = float(events.times.max()) if len(events) else _FLOOR
+            read = np.zeros(len(events), np.bool_)
+            cells: dict[str, list[Any]] = {c: [] for c in _ROUTED_COLUMNS}
+            for g, group in enumerate(groups):
+                index = group_events(group, events)
+                if not len(index):
+                    continue
+                read[index] = True
+                where = buckets(events, group.key, index, n) if group.key else index * 0
+                for b in np.unique(where).tolist():
+                    picked = index[where == b]
+                    seq = int(ids[events.rows[picked[0]] - 1])
+                    blob = pickle.dumps(events.take(picked), protocol=5)
+                    _cell(cells, g, b, EVENTS, seq=seq, blob=blob)
+            for reason, record in rejects:
+                _cell(cells, -1, 0, REJECT, reason=reason, record=record)
+            _cell(cells, -1, 0, COUNT, n=int(np.count_nonzero(read)))
+            cells["t"] = [top] * len(cells["kind"])
+            yield pa.RecordBatch.from_pydict(cells, schema=_routed_schema(pa))
+
+    return run
+
+
+def _cell(cells: dict[str, list[Any]], g: int, k: int, kind: int, **given: Any) -> None:
+    """One more router row: key (g, k), ``kind``, the cells given (the others null)."""
+    given.update({GROUP: g, KEY: k, "kind": kind})
+    for name, values in cells.items():
+        values.append(given.get(name))
+
+
+def _routed_schema(pa: Any) -> Any:
+    return pa.schema(
+        [
+            (GROUP, pa.int32()),
+            (KEY, pa.int32()),
+            ("kind", pa.int8()),
+            ("seq", pa.int64()),
+            ("blob", pa.binary()),
+            ("reason", pa.string()),
+            ("record", pa.string()),
+            ("n", pa.int64()),
+            ("t", pa.float64()),
+        ]
+    )
 
 
 def _processor_base() -> Any:
@@ -379,23 +441,15 @@ class _Key:
 class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     """Per key: the engine's runner and the events waiting for the watermark.
 
-    Spark hands a key's rows over as pandas frames (``transformWithStateInPandas``);
-    each row is the event's JSON text, because pandas would make a column of integers
-    with a gap floats (inexact beyond 2**53). The texts are read as a batch by the
-    workers' reader (:func:`~trendagg.spark.records.read_table`, the JSON Lines rules)
-    into arrays, and the events stay arrays (kept, sorted, fed) from there on.
+    Spark hands a key's rows over as pandas frames (``transformWithStateInPandas``),
+    a few per micro-batch: each holds the key's events of one Arrow batch of the
+    input, read by the router into arrays and pickled (:func:`_router`), so the
+    events stay arrays (kept, sorted, fed) from the input to the engine. Key
+    (-1, 0) gets the rejected rows and the counts of events read.
     """
 
-    def __init__(
-        self,
-        workload_text: str,
-        groups: Sequence[tuple[str, ...]],
-        strategy: str,
-        reading: Reading,
-        lateness: float,
-    ) -> None:
+    def __init__(self, workload_text: str, strategy: str, reading: Reading, lateness: float):
         self.workload_text = workload_text
-        self.groups = [tuple(g) for g in groups]
         self.strategy = strategy
         self.reading = reading
         self.lateness = lateness
@@ -403,64 +457,67 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     # -- Spark's interface
 
     def init(self, handle: Any) -> None:
+        from trendagg.engine.state import StateCodec
         from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload, numeric_requirements
+        from trendagg.plan.compile import compile_workload
 
         self.handle = handle
         self.state = handle.getValueState("engine", _STATE)
         plans = compile_workload(parse(self.workload_text))
-        self.numeric = numeric_requirements(plans)
+        groups = query_groups(plans)
         by_name = {p.name: p for p in plans}
-        self.plans = [[by_name[n] for n in names] for names in self.groups]
-        # an event reaches one key per group that reads it; the first such group counts it
-        self.routes: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.plans = [[by_name[n] for n in g.names] for g in groups]
+        # the state store's bytes: compressed (the keys' state crosses a socket and RocksDB
+        # each micro-batch), plans stored by name (see trendagg.engine.state)
+        self.codec = StateCodec([p for g in self.plans for p in g], compress=True)
         self.readers: list[dict[str, str]] = []  # per group: type -> its queries that read it
-        for i, (group_plans, group) in enumerate(
-            zip(self.plans, query_groups(plans), strict=False)
-        ):
+        for group_plans in self.plans:
             readers: dict[str, list[str]] = {}
             for p in group_plans:
                 for t in p.type_to_var:
                     readers.setdefault(t, []).append(p.name)
-            for t in readers:
-                self.routes.setdefault(t, []).append((i, group.key))
             self.readers.append({t: ",".join(names) for t, names in readers.items()})
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        import pickle
+
         import numpy as np
 
         from trendagg.io.gather import concat
 
         group = int(key[0])
         watermark = self._watermark(timerValues)
-        records = []
-        for pdf in rows:  # columns come positionally (_0, _1, ...): the record is the last
-            records.extend(pdf.iloc[:, -1].tolist())
         out = _Output()
-        events = self._read(records, group, out)
-        if group < 0:  # rows Spark could not route: rejected, with the reader's reason if any
-            for row, t in zip(events.rows.tolist(), events.time_values(), strict=True):
-                out.add(
-                    kind="reject", query=str(group), record=records[row - 1], reason=_unordered(t)
-                )
+        parts: list[tuple[int, bytes]] = []
+        for pdf in rows:  # columns come positionally, in the order of _ROUTED_COLUMNS
+            kinds = pdf.iloc[:, 2].tolist()
+            seqs, blobs = pdf.iloc[:, 3].tolist(), pdf.iloc[:, 4].tolist()
+            reasons, records, counts = (pdf.iloc[:, c].tolist() for c in (5, 6, 7))
+            for i, kind in enumerate(kinds):
+                if kind == EVENTS:
+                    parts.append((int(seqs[i]), blobs[i]))
+                elif kind == REJECT:
+                    out.add(kind="reject", query="", record=records[i], reason=reasons[i])
+                else:
+                    out.add(kind="seen", events=int(counts[i]))
+        if group < 0 or not parts:
             yield from out.frames()
             return
-        # Spark routes a type padded with spaces here (as a CSV reader would strip it); a
-        # reader that keeps the spaces reads another type, which this group does not read
-        read_here = [c for c, name in enumerate(events.type_names) if name in self.readers[group]]
-        if len(read_here) < len(events.type_names):
-            events = events.take(np.flatnonzero(np.isin(events.types, read_here)))
+        parts.sort(key=lambda p: p[0])  # (the input's order within a micro-batch partition)
+        events = concat([pickle.loads(blob) for _, blob in parts])
         st = self._load()
         late = events.times < watermark
         if late.any():
             index = np.flatnonzero(late)
-            times = events.take(index).time_values()
-            for i, t in zip(index.tolist(), times, strict=True):
+            taken = events.take(index)
+            for t, record in zip(taken.time_values(), self._records(taken), strict=True):
                 out.add(
                     kind="late",
-                    query=self.readers[group][events.type_names[events.types[i]]],
+                    query=self.readers[group][record[self.reading.type_col]]
+                    if self.reading.event_type is None
+                    else self.readers[group][self.reading.event_type],
                     time=float(t),
-                    record=records[events.rows[i] - 1],
+                    record=json.dumps(record, default=str),
                     reason=(
                         f"late: event time {t:g} is before the watermark {watermark:g} "
                         f"(latest event time seen minus the allowed lateness of "
@@ -470,7 +527,6 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             events = events.take(np.flatnonzero(~late))
         if len(events):
             st.pending = events if st.pending is None else concat([st.pending, events])
-        out.add(kind="seen", events=int(np.count_nonzero(self._first_group(events) == group)))
         self._advance(group, st, watermark, out)
         self._save(group, st, watermark)
         yield from out.frames()
@@ -498,48 +554,21 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         ms = timer_values.getCurrentWatermarkInMs()
         return ms / 1000 if ms > 0 else float("-inf")
 
-    def _read(self, texts: list[str], group: int, out: _Output) -> Any:
-        """The events of a key's rows as arrays; the rejected ones go out with their
-        reasons, and with their query group (a row read by several groups is rejected by
-        each: the sink counts it once, see :func:`_rejected_rows`)."""
-        import pyarrow as pa
-
-        read = read_table(
-            pa.table({RECORD: pa.array(texts, pa.string())}), self.reading, self.numeric
-        )
-        for bad in read.rejected:  # the record as the reader saw it (a bad line as _text)
-            out.add(
-                kind="reject",
-                query=str(group),
-                record=json.dumps(bad.record, default=str),
-                reason=bad.reason,
-            )
-        return read.events
-
-    def _first_group(self, events: Any) -> Any:
-        """Per event, the first query group that reads it (its type, every key attribute
-        present), or -1: the group that counts it as seen (each group's key gets it)."""
-        import numpy as np
-
-        first = np.full(len(events), -1, np.int64)
-        for code, name in enumerate(events.type_names):
-            undecided = events.types == code
-            for g, key in self.routes.get(name, []):
-                has = undecided.copy()
-                for k in key:
-                    col = events.columns.get(k)
-                    has &= col.valid if col is not None else False
-                first[has] = g
-                undecided &= ~has
-        return first
+    def _records(self, events: Any) -> list[dict[str, object]]:
+        """The events as the engine read them, one JSON object each (the late events'
+        record): type, time and the attributes each has."""
+        reading = self.reading
+        out = []
+        for kind, t, attributes in events.records():
+            head: dict[str, object] = {} if reading.event_type else {reading.type_col: kind}
+            out.append({**head, reading.time_col: t, **attributes})
+        return out
 
     def _load(self) -> _Key:
-        from trendagg.engine.state import loads
-
         if not self.state.exists():
             return _Key()
         data = self.state.get()[0]
-        st: _Key = loads(bytes(data), [p for g in self.plans for p in g])
+        st: _Key = self.codec.loads(bytes(data))
         if isinstance(st.pending, list):  # a checkpoint that kept (time, type, attributes)
             st.pending = _as_batch(st.pending)
         return st
@@ -574,8 +603,6 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
 
     def _save(self, group: int, st: _Key, watermark: float) -> None:
         """Keep the key (and a timer at its next window end), or drop it when it is done."""
-        from trendagg.engine.state import dumps
-
         plans = self.plans[group]
         for t in list(self.handle.listTimers()):
             self.handle.deleteTimer(t)
@@ -585,7 +612,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         if done:
             self.state.clear()
             return
-        self.state.update((dumps(st, [p for g in self.plans for p in g]),))
+        self.state.update((self.codec.dumps(st),))
         # the next window end after the watermark (before the first watermark: after the
         # earliest waiting event), when this key has a window to close even without input
         base = watermark if watermark != float("-inf") else st.pending.times.min().item()
@@ -602,13 +629,6 @@ def _as_batch(pending: list[tuple[Any, str, dict[str, object]]]) -> Any:
     names = sorted({k for e in pending for k in e[2]})
     columns = {n: [e[2].get(n) for e in pending] for n in names}
     return EventBatch.of([e[1] for e in pending], [e[0] for e in pending], columns)
-
-
-def _unordered(time: Any) -> str:
-    """Why the stream rejects a row the engine reads but Spark cannot order by time."""
-    if isinstance(time, (int, float)) and not isinstance(time, bool) and abs(time) >= TIME_LIMIT:
-        return time_out_of_range(str(time))
-    return unordered_reason(time)
 
 
 class _Output:
@@ -810,7 +830,7 @@ def stream_trends(
     trigger: str | None = None,
     available_now: bool = False,
     spark: Any = None,
-    buckets: int = BUCKETS,
+    buckets: int | None = None,
     **source_options: Any,
 ) -> tuple[Any, StreamStats]:
     """Start a stream of trend aggregates; returns the StreamingQuery and its counters.
@@ -827,6 +847,9 @@ def stream_trends(
     if isinstance(source, str):
         session = spark if spark is not None else spark_session()
         source, csv_cells = read_stream(session, source, **source_options)
+    if buckets is None:  # a resumed stream keeps its keys
+        kept = checkpoint_settings(checkpoint).get("buckets")
+        buckets = kept if isinstance(kept, int) else default_buckets(source.sparkSession)
     partial, plans = trend_stream(
         source,
         workload,
@@ -848,6 +871,7 @@ def stream_trends(
             "time_col": time_col,
             "event_type": event_type,
             "buckets": buckets,
+            "routing": ROUTING,
         },
     )
     stats = StreamStats()
@@ -867,6 +891,17 @@ def stream_trends(
     )
 
 
+def checkpoint_settings(checkpoint: str) -> dict[str, object]:
+    """The settings a checkpoint was started with (empty when new, or not on this machine)."""
+    if "://" in checkpoint and not checkpoint.startswith("file://"):
+        return {}
+    path = Path(checkpoint.removeprefix("file://")) / "trendagg.json"
+    if not path.is_file():
+        return {}
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return found if isinstance(found, dict) else {}
+
+
 def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
     """Refuse to resume a checkpoint made with other queries or columns: its engine state
     would be read against the wrong plans. A new checkpoint records the settings."""
@@ -874,7 +909,14 @@ def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
         return  # on a cluster file system: Spark keeps the checkpoint, unchecked here
     path = Path(checkpoint.removeprefix("file://")) / "trendagg.json"
     if path.is_file():
-        before = json.loads(path.read_text(encoding="utf-8"))
+        before = checkpoint_settings(checkpoint)
+        if before.get("routing") != settings.get("routing"):
+            raise InputError(
+                f"the checkpoint {checkpoint} was written by an earlier trendagg, which kept "
+                f"its engine state under other keys: finish that stream with the version "
+                f"that started it, or start a new stream with another --checkpoint (and "
+                f"--output)"
+            )
         changed = [k for k in settings if before.get(k) != settings[k]]
         if changed:
             raise InputError(
@@ -896,6 +938,9 @@ def stream_conf(spark: Any) -> dict[str, str]:
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
     }
+    changelog = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+    if not spark.sparkContext.getConf().contains(changelog):
+        conf[changelog] = "true"
     if not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
         conf["spark.sql.shuffle.partitions"] = str(2 * spark.sparkContext.defaultParallelism)
     return conf
@@ -923,6 +968,8 @@ def read_results(output: str) -> list[Any]:
 
 __all__ = [
     "StreamStats",
+    "checkpoint_settings",
+    "default_buckets",
     "parse_lateness",
     "read_results",
     "read_stream",
