@@ -130,9 +130,11 @@ def write_stream(
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from trendagg.io.parquet import ROW_GROUP
+
         rows = list(records)
         table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows])
-        pq.write_table(table, path)
+        pq.write_table(table, path, row_group_size=ROW_GROUP)  # (Spark reads splits at once)
         return len(rows)
     n = 0
     with (

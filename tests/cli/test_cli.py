@@ -149,6 +149,25 @@ def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
     assert err == ""
 
 
+def test_generated_parquet_has_row_groups_spark_can_split(tmp_path: Path) -> None:
+    """Spark reads a Parquet file in splits of whole row groups: the generator writes
+    row groups of ROW_GROUP rows, not pyarrow's default of 1,048,576 (one task)."""
+    import pyarrow.parquet as pq
+
+    from trendagg.io.parquet import ROW_GROUP
+
+    events = tmp_path / "rides.parquet"
+    code, _, err = cli("generate", "rideshare", "-n", str(2 * ROW_GROUP + 5), "-o", str(events))
+    assert code == 0, err
+    meta = pq.ParquetFile(events).metadata
+    assert meta.num_rows == 2 * ROW_GROUP + 5
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [
+        ROW_GROUP,
+        ROW_GROUP,
+        5,
+    ]
+
+
 def test_demo_prints_tables_a_summary_and_draws_a_plot(tmp_path: Path) -> None:
     plot = tmp_path / "demo.png"
     code, out, err = cli(

@@ -17,6 +17,11 @@ from trendagg.io.batch import ReadResult
 from trendagg.io.formats import Input, event_format
 from trendagg.io.options import ReadOptions
 
+# Rows per row group of the Parquet event files the generator writes. Spark reads a
+# Parquet file in splits of whole row groups: a file of one row group (pyarrow's
+# default holds 1,048,576 rows) is read by one task however many cores there are.
+ROW_GROUP = 100_000
+
 if TYPE_CHECKING:
     import pyarrow as pa
 

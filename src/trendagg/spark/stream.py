@@ -96,7 +96,8 @@ def default_buckets(spark: Any) -> int:
     """State keys per query group: four per core of Spark. Each key's state crosses the
     Python worker's socket and RocksDB whole on every micro-batch it gets events, so
     fewer, larger keys cost less (1M events in ten micro-batches, 50 queries, 2 cores:
-    8 keys took 37.6 s, 64 keys 48.6 s); four per core keep every core busy."""
+    64 keys took 48.6 s and 8 keys 37.6 s with a compile on the other core; quiet, 4, 8
+    and 16 keys took 27.6, 27.4 and 28.3 s); four per core keep every core busy."""
     return 4 * max(1, int(spark.sparkContext.defaultParallelism))
 
 
