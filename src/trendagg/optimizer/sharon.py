@@ -1,0 +1,582 @@
+"""SHARON's sharing optimizer (Poppe et al., ICDE 2018): which sub-sequences to share.
+
+SHARON shares *sub-sequences* of fixed-length sequence queries (``SEQ(A, B, C)``,
+no Kleene plus, NOT or NEXT): a contiguous sub-pattern p of two or more event types
+that appears in two or more queries is a *sharing candidate* (p, Q_p) (Def. 3,
+Alg. 7). Sharing p costs a count combination per query (Eq. 4-7) and saves the
+queries' own updates of p (Eq. 1-3); the difference is its benefit, BValue (Eq. 8),
+from the event types' rates. Two candidates *conflict* when their occurrences overlap
+in a query they both serve (Def. 6, read as the authors meant it: the position
+intervals intersect), since the executor keeps a shared pattern's aggregates whole.
+The best valid plan is then a maximum-weight independent set of the *SHARON graph*
+(Def. 10: candidates weighted by BValue, conflicts as edges; Lemma 1), found by:
+
+1. building the graph of the beneficial candidates (Alg. 1);
+2. optionally expanding each candidate into options that leave out the queries
+   causing its conflicts (section 7.1, Alg. 5/6);
+3. per connected component, reducing the graph: conflict-free candidates join
+   the plan, and candidates whose best possible plan scores below the GWMIN bound
+   (Eq. 10) are pruned (Alg. 2, in the sound form of the specification: the bound
+   of the input graph, and the best score counting the conflict-free ones);
+4. searching the valid plans level by level (Alg. 3/4), or, past a time budget,
+   taking GWMIN's greedy plan (Alg. 8).
+
+A candidate is keyed by its pattern *and* a binding signature (window, partition
+attributes, and per position the rule that binds an event: type, required
+attributes, local predicates), so that a shared sub-sequence computes for every
+query exactly what the query would compute alone.
+
+This module is the optimizer alone, on :class:`SeqQuery` descriptions; the
+specification is ``../shared/specs/sharon.md`` (sections 3-6 and 10.1), whose
+worked examples are its tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from trendagg.plan.compile import QueryPlan
+
+# the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
+FACTOR_ONE = "factor-one"  # a missing prefix or suffix contributes the factor 1; none: 0
+AUTHORS = "authors"  # the authors' code: the combination is counted only with both sides
+CONVENTIONS = (FACTOR_ONE, AUTHORS)
+
+
+@dataclass(frozen=True)
+class SeqQuery:
+    """A query of SHARON's class as the optimizer sees it.
+
+    ``types`` are its event types in pattern order (each at most once, as the
+    language requires); ``rules`` the binding rule of each position (by default
+    the type itself); ``signature`` what else a sharing query must agree on (its
+    window and partition attributes)."""
+
+    name: str
+    types: tuple[str, ...]
+    rules: tuple[object, ...] = ()
+    signature: tuple[object, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.rules:
+            object.__setattr__(self, "rules", self.types)
+        if len(self.rules) != len(self.types):
+            raise ValueError(f"{self.name}: {len(self.types)} types but {len(self.rules)} rules")
+
+    def position(self, pattern: Sequence[str]) -> int:
+        """Where ``pattern`` starts in this query (it appears, contiguously)."""
+        return self.types.index(pattern[0])
+
+
+def seq_query(plan: QueryPlan) -> SeqQuery | None:
+    """The query as SHARON's optimizer sees it, or None when it is not of its class
+    (see :func:`sharon_blocker`)."""
+    if sharon_blocker(plan) is not None:
+        return None
+    from trendagg.optimizer.plan import binding_rule
+
+    types = plan.template.types
+    window = plan.window
+    signature = (
+        ("within", str(window.within)),
+        ("slide", str(window.slide)),
+        ("partition", tuple(sorted(a.name for a in plan.partition_attrs))),
+    )
+    return SeqQuery(plan.name, types, tuple(binding_rule(plan, t) for t in types), signature)
+
+
+def sharon_blocker(plan: QueryPlan) -> str | None:
+    """Why SHARON cannot share sub-sequences of this query, or None when it can."""
+    template = plan.template
+    if template.negations:
+        return "a NOT in the pattern"
+    if any(t.label != "SEQ" for t in template.transitions):
+        return "a Kleene plus in the pattern"
+    chain = {(a, b) for a, b in itertools.pairwise(template.states)}
+    if {(t.src, t.dst) for t in template.transitions} != chain:
+        return "a pattern that is not one sequence of events"
+    if plan.edges or plan.guards:
+        return "a NEXT condition"
+    if any(a.var is not None for a in plan.partition_attrs):
+        return "qualified partition attributes"
+    return None
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    """A sharing candidate (p, Q_p): ``pattern`` shared by the queries ``queries``
+    (names, sorted); ``key`` is the binding signature that makes the sharing exact."""
+
+    pattern: tuple[str, ...]
+    queries: tuple[str, ...]
+    key: tuple[object, ...] = field(default=(), compare=False)
+
+    def label(self) -> str:
+        return f"({', '.join(self.pattern)}) {{{', '.join(self.queries)}}}"
+
+
+def sharable_patterns(queries: Sequence[SeqQuery]) -> list[Candidate]:
+    """Every contiguous sub-pattern of two or more positions that two or more queries of
+    one signature have, with all those queries (Alg. 7 with the binding signature),
+    sorted by pattern and queries: the same list whatever the queries' order."""
+    found: dict[tuple[object, ...], tuple[tuple[str, ...], set[str]]] = {}
+    for q in queries:
+        n = len(q.types)
+        for start in range(n):
+            for end in range(start + 2, n + 1):
+                key = (q.signature, q.rules[start:end])
+                found.setdefault(key, (q.types[start:end], set()))[1].add(q.name)
+    return sorted(
+        Candidate(pattern, tuple(sorted(names)), key)
+        for key, (pattern, names) in found.items()
+        if len(names) > 1
+    )
+
+
+# ----------------------------------------------------------------------------- cost model
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The terms of Eq. 1-8 for one candidate: what its queries cost alone (Eq. 3), what
+    sharing costs (Eq. 7), and the benefit (Eq. 8)."""
+
+    non_shared: float
+    shared: float
+
+    @property
+    def benefit(self) -> float:
+        return self.non_shared - self.shared
+
+
+def candidate_cost(
+    candidate: Candidate,
+    queries: Mapping[str, SeqQuery],
+    rates: Mapping[str, float],
+    convention: str = FACTOR_ONE,
+) -> Cost:
+    """Eq. 1-8 for (p, Q_p), with the event types' ``rates`` (events per window).
+
+    ``convention`` settles the combination cost of a query whose prefix or suffix
+    around p is empty (Eq. 5, undefined in the paper): ``factor-one`` (the missing side
+    contributes the factor 1, nothing is combined when both are missing) or
+    ``authors`` (combined only when both sides exist, as in the authors' code)."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown convention '{convention}': use {' or '.join(CONVENTIONS)}")
+
+    def rate(types: Sequence[str]) -> float:  # Eq. 1
+        return sum(rates[t] for t in types)
+
+    p = candidate.pattern
+    first_of_p = rates[p[0]]
+    non_shared = 0.0
+    shared = first_of_p * rate(p)  # Eq. 7's own term: p computed once
+    for name in candidate.queries:
+        q = queries[name]
+        start = q.position(p)
+        prefix, suffix = q.types[:start], q.types[start + len(p) :]
+        first = rates[q.types[0]]
+        non_shared += first * rate(q.types)  # Eq. 2
+        after = rates[suffix[0]] if suffix else 0.0
+        computed = first * rate(prefix) + after * rate(suffix)  # Eq. 4
+        if convention == AUTHORS:
+            combined = first * first_of_p * after if prefix and suffix else 0.0
+        elif prefix or suffix:  # Eq. 5, a missing side as the factor 1
+            combined = (first if prefix else 1.0) * first_of_p * (after if suffix else 1.0)
+        else:
+            combined = 0.0
+        shared += computed + combined  # Eq. 6
+    return Cost(non_shared, shared)
+
+
+# ----------------------------------------------------------------------------- the graph
+
+
+def conflict(a: Candidate, b: Candidate, queries: Mapping[str, SeqQuery]) -> bool:
+    """Def. 6 as meant: in some query both serve, their occurrences share a position."""
+    for name in set(a.queries) & set(b.queries):
+        q = queries[name]
+        a0, b0 = q.position(a.pattern), q.position(b.pattern)
+        if a0 < b0 + len(b.pattern) and b0 < a0 + len(a.pattern):
+            return True
+    return False
+
+
+@dataclass
+class Graph:
+    """A SHARON graph: candidates (vertices, in a fixed order), their weights (BValue)
+    and their conflicts (``adjacent[i]``: the vertices vertex i conflicts with)."""
+
+    vertices: list[Candidate]
+    weights: list[float]
+    adjacent: list[set[int]]
+
+    @staticmethod
+    def build(
+        candidates: Iterable[Candidate],
+        weight: Callable[[Candidate], float],
+        conflicts: Callable[[Candidate, Candidate], bool] | Mapping[str, SeqQuery],
+    ) -> Graph:
+        """Alg. 1: a vertex per beneficial candidate (weight > 0), an edge per conflict:
+        ``conflicts`` tells two candidates apart, or is the queries (Def. 6 on their
+        positions, checked only between candidates of one query)."""
+        vertices, weights = [], []
+        for c in candidates:
+            w = weight(c)
+            if w > 0 and len(c.queries) > 1:
+                vertices.append(c)
+                weights.append(w)
+        adjacent: list[set[int]] = [set() for _ in vertices]
+        if callable(conflicts):
+            for i, j in itertools.combinations(range(len(vertices)), 2):
+                if conflicts(vertices[i], vertices[j]):
+                    adjacent[i].add(j)
+                    adjacent[j].add(i)
+            return Graph(vertices, weights, adjacent)
+        serving: dict[str, list[tuple[int, int, int]]] = {}  # query -> (vertex, start, end)
+        for i, c in enumerate(vertices):
+            for name in c.queries:
+                start = conflicts[name].position(c.pattern)
+                serving.setdefault(name, []).append((i, start, start + len(c.pattern)))
+        for occurrences in serving.values():
+            occurrences.sort(key=lambda o: o[1])
+            for k, (i, _, end) in enumerate(occurrences):
+                for j, start, _ in occurrences[k + 1 :]:
+                    if start >= end:
+                        break  # (sorted by start: the rest begin after i's end)
+                    adjacent[i].add(j)
+                    adjacent[j].add(i)
+        return Graph(vertices, weights, adjacent)
+
+    def edges(self) -> list[tuple[int, int]]:
+        return [
+            (i, j) for i in range(len(self.vertices)) for j in sorted(self.adjacent[i]) if i < j
+        ]
+
+    def components(self) -> list[list[int]]:
+        """The connected components, each a sorted list of vertices, in vertex order."""
+        seen: set[int] = set()
+        out = []
+        for v in range(len(self.vertices)):
+            if v in seen:
+                continue
+            stack, part = [v], []
+            seen.add(v)
+            while stack:
+                u = stack.pop()
+                part.append(u)
+                for x in self.adjacent[u] - seen:
+                    seen.add(x)
+                    stack.append(x)
+            out.append(sorted(part))
+        return out
+
+    def score(self, plan: Iterable[int]) -> float:
+        """Eq. 9: the sum of the plan's weights."""
+        return sum(self.weights[v] for v in plan)
+
+    def valid(self, plan: Sequence[int]) -> bool:
+        """Def. 7: no two of the plan's candidates conflict."""
+        return all(b not in self.adjacent[a] for a, b in itertools.combinations(plan, 2))
+
+
+def gwmin_bound(graph: Graph, among: Iterable[int] | None = None) -> float:
+    """Eq. 10: the sum of weight / (degree + 1), a lower bound of the best plan's score."""
+    alive = set(range(len(graph.vertices)) if among is None else among)
+    return sum(graph.weights[v] / (len(graph.adjacent[v] & alive) + 1) for v in alive)
+
+
+def gwmin(graph: Graph, among: Iterable[int] | None = None) -> list[int]:
+    """Alg. 8: take the vertex of largest weight / (degree + 1) in the remaining graph
+    (the first in vertex order on ties), drop it and its neighbours; repeat."""
+    alive = set(range(len(graph.vertices)) if among is None else among)
+    plan = []
+    while alive:
+        v = max(
+            sorted(alive), key=lambda u: graph.weights[u] / (len(graph.adjacent[u] & alive) + 1)
+        )
+        plan.append(v)
+        alive -= graph.adjacent[v] | {v}
+    return sorted(plan)
+
+
+def score_max(graph: Graph, v: int, alive: set[int], free: Sequence[int] = ()) -> float:
+    """Eq. 11: the best score a plan with ``v`` can reach, the weights of every vertex
+    that does not conflict with it (itself included), conflict-free ones too."""
+    return graph.score(alive - graph.adjacent[v]) + graph.score(free)
+
+
+@dataclass
+class Reduction:
+    """What Alg. 2 left: the vertices to search, the conflict-free ones (in every optimal
+    plan), and the pruned conflict-ridden ones; ``bound`` is Eq. 10 on the input."""
+
+    remaining: list[int]
+    free: list[int]
+    pruned: list[int]
+    bound: float
+
+
+def reduce_graph(graph: Graph, among: Iterable[int] | None = None) -> Reduction:
+    """Alg. 2, sound (the specification's variant A): with the bound of the input
+    graph, until nothing changes, a vertex without conflicts goes to the plan and one
+    whose :func:`score_max` (counting the conflict-free vertices) is below the bound
+    is pruned. The literal reading, without the conflict-free weights, prunes optimal
+    candidates (spec section 5.2)."""
+    alive = set(range(len(graph.vertices)) if among is None else among)
+    bound = gwmin_bound(graph, alive)
+    free: list[int] = []
+    pruned: list[int] = []
+    # score_max(v) = (weight of alive and free vertices) - (weight of v's alive conflicts)
+    reachable = graph.score(alive)
+    changed = True
+    while changed:
+        changed = False
+        for v in sorted(alive):
+            conflicting = graph.adjacent[v] & alive
+            if not conflicting:
+                free.append(v)
+                alive.discard(v)  # (its weight stays reachable: it is in every plan)
+                changed = True
+            elif reachable - graph.score(conflicting) < bound:
+                pruned.append(v)
+                alive.discard(v)
+                reachable -= graph.weights[v]
+                changed = True
+    return Reduction(sorted(alive), sorted(free), sorted(pruned), bound)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def next_level(
+    graph: Graph, parents: Sequence[tuple[int, ...]], deadline: float | None = None
+) -> list[tuple[int, ...]]:
+    """Alg. 3: the valid plans of one more candidate, from the valid plans of this level
+    (sorted tuples in lexicographic order): two parents that differ in their last
+    candidate only, those two not in conflict (Lemmas 5 and 6). Past ``deadline``
+    (``time.perf_counter``), it stops with ``_OutOfTime``."""
+    out = []
+    for i, a in enumerate(parents):
+        if deadline is not None and i % 256 == 0 and time.perf_counter() > deadline:
+            raise _OutOfTime
+        for b in parents[i + 1 :]:
+            if a[:-1] != b[:-1]:
+                break  # (sorted: the parents with a's head come right after it)
+            if b[-1] not in graph.adjacent[a[-1]]:
+                out.append((*a, b[-1]))
+    return out
+
+
+@dataclass
+class Search:
+    """The plan finder's result: the best plan, the valid plans it visited, and whether
+    the time budget ran out (the plan is then GWMIN's)."""
+
+    plan: list[int]
+    visited: int
+    timed_out: bool = False
+
+
+def find_plan(
+    graph: Graph, among: Sequence[int], budget: float | None = None, started: float = 0.0
+) -> Search:
+    """Alg. 4: the best valid plan of the vertices ``among``, level by level; past
+    ``budget`` seconds (from ``started``), GWMIN's plan of them instead (section 6)."""
+    deadline = None if budget is None else started + budget
+    level: list[tuple[int, ...]] = [(v,) for v in sorted(among)]
+    best: tuple[int, ...] = ()
+    best_score = 0.0
+    visited = 0
+    try:
+        while level:
+            for plan in level:
+                visited += 1
+                s = graph.score(plan)
+                if s > best_score:
+                    best, best_score = plan, s
+            level = next_level(graph, level, deadline)
+    except _OutOfTime:
+        return Search(gwmin(graph, among), visited, timed_out=True)
+    return Search(list(best), visited)
+
+
+def exhaustive(graph: Graph, among: Iterable[int] | None = None) -> list[int]:
+    """The best valid plan by trying every subset (a baseline, and the tests' oracle);
+    ties go to the first subset in size-then-lexicographic order."""
+    vertices = sorted(range(len(graph.vertices)) if among is None else among)
+    best: tuple[int, ...] = ()
+    best_score = 0.0
+    for size in range(1, len(vertices) + 1):
+        for plan in itertools.combinations(vertices, size):
+            if graph.valid(plan) and graph.score(plan) > best_score:
+                best, best_score = plan, graph.score(plan)
+    return list(best)
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def options(
+    graph: Graph, v: int, queries: Mapping[str, SeqQuery], limit: int = 64
+) -> list[Candidate]:
+    """Section 7.1 (the closure of Alg. 5): the candidate itself and every variant that
+    leaves out some of the queries causing its conflicts, keeping at least two; at most
+    ``limit`` of them, those that leave out fewest queries first (their number grows as
+    2 to the number of such queries, Eq. 14: 120 queries gave a candidate 2**30)."""
+    c = graph.vertices[v]
+    mine = {name: queries[name].position(c.pattern) for name in c.queries}
+    causing: set[str] = set()
+    for u in graph.adjacent[v]:
+        other = graph.vertices[u]
+        for name in other.queries:
+            if name in mine and name not in causing:
+                start, theirs = mine[name], queries[name].position(other.pattern)
+                if start < theirs + len(other.pattern) and theirs < start + len(c.pattern):
+                    causing.add(name)
+    out: list[Candidate] = []
+    for size in range(len(causing) + 1):
+        for dropped in itertools.combinations(sorted(causing), size):
+            kept = tuple(q for q in c.queries if q not in dropped)
+            if len(kept) >= 2:
+                out.append(Candidate(c.pattern, kept, c.key))
+                if len(out) == limit:
+                    return out
+    return out
+
+
+def expanded_candidates(
+    graph: Graph, queries: Mapping[str, SeqQuery], most: int | None = None
+) -> list[Candidate] | None:
+    """Alg. 6's vertices: every option of every candidate (before the weights are
+    computed again and the non-beneficial ones dropped), in candidate order; None as
+    soon as there are more than ``most``."""
+    found: set[Candidate] = set()
+    for v in range(len(graph.vertices)):
+        found.update(options(graph, v, queries))
+        if most is not None and len(found) > most:
+            return None
+    return sorted(found)
+
+
+# ----------------------------------------------------------------------------- the optimizer
+
+
+@dataclass
+class SharonPlan:
+    """What the optimizer chose and why (for ``explain`` and the benchmarks)."""
+
+    graph: Graph
+    chosen: list[int]
+    free: list[int]
+    pruned: list[int]
+    bound: float
+    visited: int
+    timed_out: bool
+    greedy: list[int]
+    non_beneficial: list[Candidate]
+    expanded: bool
+    seconds: float
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [self.graph.vertices[v] for v in self.chosen]
+
+    @property
+    def score(self) -> float:
+        return self.graph.score(self.chosen)
+
+
+def optimize(
+    queries: Sequence[SeqQuery],
+    rates: Mapping[str, float],
+    *,
+    expand: bool = True,
+    convention: str = FACTOR_ONE,
+    budget: float | None = 0.5,
+    max_vertices: int = 2_000,
+) -> SharonPlan:
+    """SHARON's four phases (section 8.3): the graph of the beneficial candidates, its
+    expansion into options (``expand``; skipped when it would make more than
+    ``max_vertices`` vertices), then per connected component the reduction
+    and the plan finder (GWMIN's plan for a component the ``budget`` seconds, counted
+    from the start, do not cover: the level search is exponential in the worst case,
+    and 120 queries over shared routes gave a component of 895 candidates). The same
+    queries and rates give the same plan in any order."""
+    started = time.perf_counter()
+    by_name = {q.name: q for q in queries}
+
+    def weight(c: Candidate) -> float:
+        return candidate_cost(c, by_name, rates, convention).benefit
+
+    candidates = sharable_patterns(queries)
+    graph = Graph.build(candidates, weight, by_name)
+    kept = set(graph.vertices)
+    non_beneficial = [c for c in candidates if c not in kept]
+    expanded = False
+    if expand and graph.vertices:
+        more = expanded_candidates(graph, by_name, max_vertices)
+        if more is not None:
+            graph = Graph.build(more, weight, by_name)
+            expanded = True
+    chosen: list[int] = []
+    free: list[int] = []
+    pruned: list[int] = []
+    bound = 0.0
+    visited = 0
+    timed_out = False
+    for component in graph.components():
+        reduction = reduce_graph(graph, component)
+        search = find_plan(graph, reduction.remaining, budget, started)
+        chosen += search.plan + reduction.free
+        free += reduction.free
+        pruned += reduction.pruned
+        bound += reduction.bound
+        visited += search.visited
+        timed_out |= search.timed_out
+    return SharonPlan(
+        graph=graph,
+        chosen=sorted(chosen),
+        free=sorted(free),
+        pruned=sorted(pruned),
+        bound=bound,
+        visited=visited,
+        timed_out=timed_out,
+        greedy=gwmin(graph),
+        non_beneficial=non_beneficial,
+        expanded=expanded,
+        seconds=time.perf_counter() - started,
+    )
+
+
+__all__ = [
+    "AUTHORS",
+    "CONVENTIONS",
+    "FACTOR_ONE",
+    "Candidate",
+    "Cost",
+    "Graph",
+    "Reduction",
+    "Search",
+    "SeqQuery",
+    "SharonPlan",
+    "candidate_cost",
+    "conflict",
+    "exhaustive",
+    "expanded_candidates",
+    "find_plan",
+    "gwmin",
+    "gwmin_bound",
+    "next_level",
+    "optimize",
+    "options",
+    "reduce_graph",
+    "score_max",
+    "seq_query",
+    "sharable_patterns",
+    "sharon_blocker",
+]
