@@ -238,6 +238,51 @@ def group_events(group: QueryGroup, events: Any) -> Any:
     return np.flatnonzero(mask)
 
 
+class TaskReader:
+    """The first step's reading in one task (batch and stream alike): the workload
+    compiled once; each Arrow batch of the task's input partition read in turn
+    (:func:`read_batch`), its rows numbered with Spark's row ids (the partition << 33
+    and the row's place in it); and the events split per query group and bucket.
+    ``pruned``: the batches hold only the columns the queries read."""
+
+    def __init__(self, text: str, reading: Reading, pruned: bool):
+        from pyspark import TaskContext
+
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload, numeric_requirements
+        from trendagg.spark.partials import query_groups
+
+        context = TaskContext.get()
+        self.part = context.partitionId() if context is not None else 0
+        plans = compile_workload(parse(text))
+        self.numeric = numeric_requirements(plans)
+        self.groups = query_groups(plans)
+        self.reading = reading
+        self.pruned = pruned
+        self.position = 0  # rows read so far
+
+    def read(self, rb: Any) -> ReadBatch:
+        import numpy as np
+
+        start = self.position + (self.part << 33)
+        ids = np.arange(start, start + rb.num_rows, dtype=np.int64)
+        self.position += rb.num_rows
+        return read_batch(rb, ids, self.numeric, self.reading, self.pruned)
+
+    def split(self, events: Any, n: int) -> Iterator[tuple[int, int, Any]]:
+        """(query group, bucket, the indices of its events) for each bucket that gets
+        events of a group (a group without key attributes is one partition: bucket 0)."""
+        import numpy as np
+
+        for g, group in enumerate(self.groups):
+            index = group_events(group, events)
+            if not len(index):
+                continue
+            where = buckets(events, group.key, index, n) if group.key else index * 0
+            for b in np.unique(where).tolist():
+                yield g, b, index[where == b]
+
+
 def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) -> Any:
     """Step 1, per input partition: read each Arrow batch, report its rejected rows, and
     send each query group's events to their buckets; last, the partition's row count.
@@ -246,30 +291,18 @@ def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) ->
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pickle
 
-        import numpy as np
         import pyarrow as pa
-        from pyspark import TaskContext
 
-        from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload, numeric_requirements
-        from trendagg.spark.partials import query_groups
-
-        context = TaskContext.get()
-        part = context.partitionId() if context is not None else 0
-        plans = compile_workload(parse(text))
-        numeric = numeric_requirements(plans)
-        groups = query_groups(plans)
+        task = TaskReader(text, reading, pruned)
         n = len(labels)
-        position = blank = 0
+        blank = 0
         for rb in batches:
-            ids = np.arange(position, position + rb.num_rows, dtype=np.int64) + (part << 33)
-            position += rb.num_rows
-            batch = read_batch(rb, ids, numeric, reading, pruned)
+            batch = task.read(rb)
             blank += batch.blank
             if batch.rejected:
                 row_id, reason, record, partial = zip(*batch.rejected, strict=True)
                 yield _out_batch(
-                    pa, REJECT, len(row_id), label=[labels[part % n]] * len(row_id),
+                    pa, REJECT, len(row_id), label=[labels[task.part % n]] * len(row_id),
                     row_id=list(row_id), reason=list(reason), record=list(record),
                     rows=list(partial),
                 )  # fmt: skip
@@ -278,22 +311,16 @@ def _router(text: str, reading: Reading, labels: Sequence[int], pruned: bool) ->
                 continue
             row_ids = batch.ids[events.rows - 1]
             out_labels, seqs, blobs = [], [], []
-            for g, group in enumerate(groups):
-                index = group_events(group, events)
-                if not len(index):
-                    continue
-                # (a group without key attributes is one partition: one engine, bucket 0)
-                where = buckets(events, group.key, index, n) if group.key else index * 0
-                for b in np.unique(where).tolist():
-                    picked = index[where == b]
-                    out_labels.append(labels[b])
-                    seqs.append(int(row_ids[picked[0]]))
-                    blobs.append(pickle.dumps((g, events.take(picked)), protocol=5))
+            for g, b, picked in task.split(events, n):
+                out_labels.append(labels[b])
+                seqs.append(int(row_ids[picked[0]]))
+                blobs.append(pickle.dumps((g, events.take(picked)), protocol=5))
             if blobs:
                 yield _out_batch(pa, EVENTS, len(blobs), label=out_labels, seq=seqs, blob=blobs)
         yield _out_batch(
-            pa, COUNT, 1, label=[labels[part % n]], seq=[part], rows=[position], blank=[blank]
-        )
+            pa, COUNT, 1, label=[labels[task.part % n]], seq=[task.part],
+            rows=[task.position], blank=[blank],
+        )  # fmt: skip
 
     return run
 

@@ -349,22 +349,13 @@ def _router(text: str, reading: Reading, n: int) -> Any:
 
         import numpy as np
         import pyarrow as pa
-        from pyspark import TaskContext
 
-        from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload, numeric_requirements
-        from trendagg.spark.batch import buckets, group_events, read_batch, record_text
+        from trendagg.spark.batch import TaskReader, record_text
 
-        context = TaskContext.get()
-        part = context.partitionId() if context is not None else 0
-        plans = compile_workload(parse(text))
-        numeric = numeric_requirements(plans)
-        groups = query_groups(plans)
-        position = 0
+        task = TaskReader(text, reading, False)
         for rb in batches:
-            ids = np.arange(position, position + rb.num_rows, dtype=np.int64) + (part << 33)
-            position += rb.num_rows
-            batch = read_batch(rb, ids, numeric, reading, False)
+            batch = task.read(rb)
+            ids = batch.ids
             rejects = [(reason, record) for _, reason, record, _ in batch.rejected]
             events = batch.read.events
             far = ~(np.abs(events.times) < TIME_LIMIT)  # (no watermark holds such a time)
@@ -378,17 +369,11 @@ def _router(text: str, reading: Reading, n: int) -> Any:
             top = float(events.times.max()) if len(events) else _FLOOR
             read = np.zeros(len(events), np.bool_)
             cells: dict[str, list[Any]] = {c: [] for c in _ROUTED_COLUMNS}
-            for g, group in enumerate(groups):
-                index = group_events(group, events)
-                if not len(index):
-                    continue
-                read[index] = True
-                where = buckets(events, group.key, index, n) if group.key else index * 0
-                for b in np.unique(where).tolist():
-                    picked = index[where == b]
-                    seq = int(ids[events.rows[picked[0]] - 1])
-                    blob = pickle.dumps(events.take(picked), protocol=5)
-                    _cell(cells, g, b, EVENTS, seq=seq, blob=blob)
+            for g, b, picked in task.split(events, n):
+                read[picked] = True
+                seq = int(ids[events.rows[picked[0]] - 1])
+                blob = pickle.dumps(events.take(picked), protocol=5)
+                _cell(cells, g, b, EVENTS, seq=seq, blob=blob)
             for reason, record in rejects:
                 _cell(cells, -1, 0, REJECT, reason=reason, record=record)
             _cell(cells, -1, 0, COUNT, n=int(np.count_nonzero(read)))
