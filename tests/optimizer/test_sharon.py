@@ -332,3 +332,45 @@ def test_queries_of_sharons_class() -> None:
     assert a.rules[1] == ("B", ("g", "v"), ("x.v > 1",))  # (the partition attribute too)
     assert ("partition", ("g",)) in a.signature
     assert seq_query(plans[1]) is None
+
+
+def test_rates_are_events_per_window_and_partition_of_a_sample() -> None:
+    """Rate(E) = events of E x WITHIN / the sample's span / E's partitions, per signature;
+    the optimizer weighs each candidate with its own signature's rates."""
+    from trendagg.io import from_records
+    from trendagg.language import parse
+    from trendagg.optimizer.sharon import estimate_rates
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(
+        parse(
+            "a: RETURN COUNT(*) PATTERN SEQ(A, B, C) WHERE [g] WITHIN 10 s;"
+            "b: RETURN COUNT(*) PATTERN SEQ(D, B, C) WHERE [g] WITHIN 10 s;"
+            "c: RETURN COUNT(*) PATTERN SEQ(B, C, E) WHERE [g] WITHIN 20 s;"
+        )
+    )
+    records = [{"type": "ABCD"[t % 4], "time": t, "g": (t // 4) % 2} for t in range(40)]
+    records.append({"type": "A", "time": 39})  # no partition: no query reads it
+    events = from_records(records).events
+    rates = estimate_rates(plans, events)
+    short, long = (seq_query(p).signature for p in (plans[0], plans[2]))  # type: ignore[union-attr]
+    # 10 events of each type over 39 s, in 2 partitions each
+    assert rates[short] == pytest.approx({t: 10 / 3.9 / 2 for t in "ABCD"})
+    assert rates[long] == pytest.approx({"B": 10 / 1.95 / 2, "C": 10 / 1.95 / 2, "E": 0.0})
+    head = estimate_rates(plans, events, sample=20)  # 5 of each over 19 s
+    assert head[short]["A"] == pytest.approx(5 / 1.9 / 2)
+
+    queries = [q for q in map(seq_query, plans) if q is not None]
+    found = sharable_patterns(queries)
+    assert [(c.pattern, c.queries) for c in found] == [(("B", "C"), ("a", "b"))]
+    by_name = {q.name: q for q in queries}
+    # equal rates r: NonShared 2 * r * 3r, Shared 2r * r + 2 * (r * r + r * r): no benefit
+    assert candidate_cost(found[0], by_name, rates[short]).benefit == pytest.approx(0)
+    result = optimize(queries, rates, expand=False)
+    assert result.graph.vertices == [] and result.non_beneficial == found
+    # frequent prefixes: NonShared 2 * 5 * 7 = 70, Shared 1 * 2 + 2 * (5 * 5 + 5 * 1) = 62
+    flat = {"A": 5, "B": 1, "C": 1, "D": 5, "E": 1}
+    result = optimize(queries, flat, expand=False)
+    assert result.graph.weights == [8] and result.candidates == found
+    # the same rates given for the signature
+    assert optimize(queries, {short: flat}, expand=False).graph.weights == [8]

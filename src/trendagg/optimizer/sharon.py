@@ -37,7 +37,9 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from trendagg.io.batch import EventBatch
 from trendagg.plan.compile import QueryPlan
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
@@ -190,6 +192,59 @@ def candidate_cost(
             combined = 0.0
         shared += computed + combined  # Eq. 6
     return Cost(non_shared, shared)
+
+
+SAMPLE = 100_000  # events of the stream's start that the rates are estimated from
+
+
+def estimate_rates(
+    plans: Sequence[QueryPlan], events: EventBatch, sample: int = SAMPLE
+) -> dict[tuple[object, ...], dict[str, float]]:
+    """Per signature of SHARON's queries (see :func:`seq_query`), the rate of each
+    event type they read: its events per window and partition, from the first
+    ``sample`` events (deterministic: every process that plans the same stream gets
+    the same rates, so Spark's workers agree on one plan).
+
+    Rate(E) = (events of E) x WITHIN / (time the sample spans, at least WITHIN) /
+    (partitions that E's events fall in), a partition being a value of the
+    signature's partition attributes. A type without events in the sample has rate 0."""
+    head = events.take(slice(0, sample))
+    out: dict[tuple[object, ...], dict[str, float]] = {}
+    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
+    for plan in plans:
+        query = seq_query(plan)
+        if query is None or query.signature in out:
+            continue
+        within = float(plan.window.within)
+        windows = max(span, within) / within
+        names = tuple(sorted(a.name for a in plan.partition_attrs))
+        columns = [head.columns[n].python_values() if n in head.columns else None for n in names]
+        kinds = head.type_values()
+        counts: dict[str, int] = {}
+        keys: dict[str, set[tuple[object, ...]]] = {}
+        wanted = set(_signature_types(plans, query.signature))
+        for i, kind in enumerate(kinds):
+            if kind not in wanted:
+                continue
+            key = tuple(None if c is None else c[i] for c in columns)
+            if None in key:
+                continue  # (no partition: the queries do not read it)
+            counts[kind] = counts.get(kind, 0) + 1
+            keys.setdefault(kind, set()).add(key)
+        out[query.signature] = {
+            t: counts.get(t, 0) / windows / max(1, len(keys.get(t, ()))) for t in sorted(wanted)
+        }
+    return out
+
+
+def _signature_types(plans: Sequence[QueryPlan], signature: tuple[object, ...]) -> list[str]:
+    """The event types the SHARON queries of one signature read."""
+    found: list[str] = []
+    for plan in plans:
+        query = seq_query(plan)
+        if query is not None and query.signature == signature:
+            found += [t for t in query.types if t not in found]
+    return found
 
 
 # ----------------------------------------------------------------------------- the graph
@@ -493,7 +548,7 @@ class SharonPlan:
 
 def optimize(
     queries: Sequence[SeqQuery],
-    rates: Mapping[str, float],
+    rates: Mapping[Any, Any],
     *,
     expand: bool = True,
     convention: str = FACTOR_ONE,
@@ -505,13 +560,17 @@ def optimize(
     ``max_vertices`` vertices), then per connected component the reduction
     and the plan finder (GWMIN's plan for a component the ``budget`` seconds, counted
     from the start, do not cover: the level search is exponential in the worst case,
-    and 120 queries over shared routes gave a component of 895 candidates). The same
-    queries and rates give the same plan in any order."""
+    and 120 queries over shared routes gave a component of 895 candidates).
+    ``rates``: the event types' rates, or such rates per signature (as
+    :func:`estimate_rates` gives them). The same queries and rates give the same plan
+    in any order."""
     started = time.perf_counter()
     by_name = {q.name: q for q in queries}
 
     def weight(c: Candidate) -> float:
-        return candidate_cost(c, by_name, rates, convention).benefit
+        mine = rates.get(c.key[0]) if c.key else None  # (per signature, or one for all)
+        flat: Mapping[str, float] = mine if isinstance(mine, Mapping) else rates
+        return candidate_cost(c, by_name, flat, convention).benefit
 
     candidates = sharable_patterns(queries)
     graph = Graph.build(candidates, weight, by_name)
@@ -566,6 +625,7 @@ __all__ = [
     "SharonPlan",
     "candidate_cost",
     "conflict",
+    "estimate_rates",
     "exhaustive",
     "expanded_candidates",
     "find_plan",
