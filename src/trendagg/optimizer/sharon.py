@@ -208,21 +208,23 @@ def estimate_rates(
     Rate(E) = (events of E) x WITHIN / (time the sample spans, at least WITHIN) /
     (partitions that E's events fall in), a partition being a value of the
     signature's partition attributes. A type without events in the sample has rate 0."""
-    head = events.take(slice(0, sample))
-    out: dict[tuple[object, ...], dict[str, float]] = {}
-    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
+    # per signature: one of its plans (the window and partition attributes) and its types
+    signatures: dict[tuple[object, ...], tuple[QueryPlan, set[str]]] = {}
     for plan in plans:
         query = seq_query(plan)
-        if query is None or query.signature in out:
-            continue
+        if query is not None:
+            signatures.setdefault(query.signature, (plan, set()))[1].update(query.types)
+    head = events.take(slice(0, sample))
+    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
+    kinds = head.type_values()
+    out: dict[tuple[object, ...], dict[str, float]] = {}
+    for signature, (plan, wanted) in signatures.items():
         within = float(plan.window.within)
         windows = max(span, within) / within
         names = tuple(sorted(a.name for a in plan.partition_attrs))
         columns = [head.columns[n].python_values() if n in head.columns else None for n in names]
-        kinds = head.type_values()
         counts: dict[str, int] = {}
         keys: dict[str, set[tuple[object, ...]]] = {}
-        wanted = set(_signature_types(plans, query.signature))
         for i, kind in enumerate(kinds):
             if kind not in wanted:
                 continue
@@ -231,20 +233,10 @@ def estimate_rates(
                 continue  # (no partition: the queries do not read it)
             counts[kind] = counts.get(kind, 0) + 1
             keys.setdefault(kind, set()).add(key)
-        out[query.signature] = {
+        out[signature] = {
             t: counts.get(t, 0) / windows / max(1, len(keys.get(t, ()))) for t in sorted(wanted)
         }
     return out
-
-
-def _signature_types(plans: Sequence[QueryPlan], signature: tuple[object, ...]) -> list[str]:
-    """The event types the SHARON queries of one signature read."""
-    found: list[str] = []
-    for plan in plans:
-        query = seq_query(plan)
-        if query is not None and query.signature == signature:
-            found += [t for t in query.types if t not in found]
-    return found
 
 
 # ----------------------------------------------------------------------------- the graph
