@@ -18,6 +18,7 @@ from typing import Any
 
 from trendagg.language import parse, to_text
 from trendagg.plan.compile import compile_workload
+from trendagg.spark.partials import query_groups
 from trendagg.spark.records import RECORD, Reading
 from trendagg.spark.stream import (
     _ROUTED_COLUMNS,
@@ -25,6 +26,7 @@ from trendagg.spark.stream import (
     _router,
     _Sink,
     _TrendProcessor,
+    key_labels,
     read_results,
 )
 
@@ -102,7 +104,9 @@ def run_stream(
 
     watermark_ms = 0
     latest: Any = None
-    route = _router(to_text(workload), Reading(), 3)  # (three buckets: keys hold partitions)
+    # three buckets (so that keys hold partitions), keyed as over two Spark partitions
+    labels = key_labels(len(query_groups(plans)), 3, 2)
+    route = _router(to_text(workload), Reading(), labels)
     for b, chunk in enumerate([*chunks, []]):
         if restart_after is not None and b == restart_after:
             procs.clear()  # a restarted query: new processors over the same state store

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trendagg.io.batch import Column, EventBatch, column_of
-from trendagg.spark.batch import bucket_labels, buckets, spark_hash_long
+from trendagg.spark.batch import bucket_labels, buckets, spark_hash_ints, spark_hash_long
+from trendagg.spark.stream import key_labels
 
 KEYS = st.one_of(
     st.integers(-(2**60), 2**60),
@@ -79,6 +80,35 @@ def test_labels_send_each_bucket_to_its_own_spark_partition(spark: Any) -> None:
         )
         placed = rows.repartition(n, "l").select("b", F.spark_partition_id().alias("p"))
         assert sorted((r["b"], r["p"]) for r in placed.collect()) == [(b, b) for b in range(n)]
+
+
+def test_stream_keys_are_distinct_and_spread_over_the_partitions() -> None:
+    """Each group's buckets get distinct keys, and bucket b of group g lands in partition
+    (g * buckets + b) mod partitions: as many keys per partition, give or take one."""
+    for groups, n, parts in [(1, 2, 2), (3, 2, 2), (2, 4, 3), (5, 1, 4), (1, 8, 8)]:
+        labels = key_labels(groups, n, parts)
+        assert [len(set(row)) for row in labels] == [n] * groups
+        placed = [spark_hash_ints(g, k) % parts for g, row in enumerate(labels) for k in row]
+        assert placed == [(g * n + b) % parts for g in range(groups) for b in range(n)]
+        load = [placed.count(p) for p in range(parts)]
+        assert max(load) - min(load) <= 1, (groups, n, parts, load)
+
+
+@pytest.mark.spark
+def test_stream_keys_land_in_the_partitions_spark_gives_them(spark: Any) -> None:
+    """Spark's own hash of two int columns agrees with spark_hash_ints, and grouping the
+    stream's way puts each labelled bucket in the partition key_labels chose for it."""
+    from pyspark.sql import functions as F
+
+    pairs = [(g, k) for g in (-1, 0, 1, 2, 7, 2**31 - 1, -(2**31)) for k in (0, 1, 5, 99)]
+    df = spark.createDataFrame(pairs, "g int, k int")
+    got = [r["h"] for r in df.select(F.hash("g", "k").alias("h")).collect()]
+    assert got == [spark_hash_ints(g, k) for g, k in pairs]
+    labels = key_labels(3, 2, 4)
+    rows = [(g, k, g * 2 + b) for g, row in enumerate(labels) for b, k in enumerate(row)]
+    keyed = spark.createDataFrame(rows, "g int, k int, slot int").repartition(4, "g", "k")
+    placed = keyed.select("slot", F.spark_partition_id().alias("p")).collect()
+    assert sorted((r["slot"], r["p"]) for r in placed) == [(s, s % 4) for s in range(6)]
 
 
 @pytest.mark.spark

@@ -287,9 +287,10 @@ def test_waiting_events_of_an_older_checkpoint_are_read_as_arrays() -> None:
 def test_a_checkpoint_of_the_earlier_routing_is_refused_and_its_buckets_are_kept(
     tmp_path: Path,
 ) -> None:
-    """A checkpoint whose keys were made by Spark's hash of the JSON fields (before
-    ROUTING 2) holds state under other keys: it is refused with what to do. A checkpoint
-    of this routing keeps its buckets, whatever the default."""
+    """A checkpoint whose keys were made otherwise (Spark's hash of the JSON fields before
+    ROUTING 2; keys numbered 0, 1, ... before 3) holds state under other keys: it is
+    refused with what to do. A checkpoint of this routing keeps its buckets and
+    partitions, whatever the default."""
     from trendagg.errors import InputError
     from trendagg.spark.stream import ROUTING, check_checkpoint, checkpoint_settings
 
@@ -299,10 +300,16 @@ def test_a_checkpoint_of_the_earlier_routing_is_refused_and_its_buckets_are_kept
     (old / "trendagg.json").write_text(json.dumps({**settings, "buckets": 64}))
     with pytest.raises(InputError, match="written by an earlier trendagg.*another --checkpoint"):
         check_checkpoint(str(old), {**settings, "buckets": 64, "routing": ROUTING})
+    (old / "trendagg.json").write_text(json.dumps({**settings, "buckets": 2, "routing": 2}))
+    with pytest.raises(InputError, match="written by an earlier trendagg"):
+        check_checkpoint(str(old), {**settings, "buckets": 2, "partitions": 2, "routing": ROUTING})
     new = tmp_path / "new"
     assert checkpoint_settings(str(new)) == {}
-    check_checkpoint(str(new), {**settings, "buckets": 5, "routing": ROUTING})
+    check_checkpoint(str(new), {**settings, "buckets": 5, "partitions": 4, "routing": ROUTING})
     assert checkpoint_settings(str(new))["buckets"] == 5
-    check_checkpoint(str(new), {**settings, "buckets": 5, "routing": ROUTING})  # resumed
+    assert checkpoint_settings(str(new))["partitions"] == 4
+    check_checkpoint(str(new), {**settings, "buckets": 5, "partitions": 4, "routing": ROUTING})
     with pytest.raises(InputError, match="other buckets: resume it with the same"):
-        check_checkpoint(str(new), {**settings, "buckets": 8, "routing": ROUTING})
+        check_checkpoint(str(new), {**settings, "buckets": 8, "partitions": 4, "routing": ROUTING})
+    with pytest.raises(InputError, match="other partitions: resume it with the same"):
+        check_checkpoint(str(new), {**settings, "buckets": 5, "partitions": 3, "routing": ROUTING})

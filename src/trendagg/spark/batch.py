@@ -394,22 +394,38 @@ def default_partitions(spark: Any) -> int:
     return max(1, int(spark.sparkContext.defaultParallelism))
 
 
-def spark_hash_long(value: int) -> int:
-    """Spark's ``hash`` of a bigint (Murmur3_x86_32.hashLong, seed 42), as a signed int."""
-    mask = 0xFFFFFFFF
+_MASK = 0xFFFFFFFF
 
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & mask
 
-    def mix(h: int, k: int) -> int:
-        k = rotl((k * 0xCC9E2D51) & mask, 15) * 0x1B873593 & mask
-        return (rotl(h ^ k, 13) * 5 + 0xE6546B64) & mask
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK
 
-    h = mix(mix(42, value & mask), (value >> 32) & mask) ^ 8
-    h = ((h ^ (h >> 16)) * 0x85EBCA6B) & mask
-    h = ((h ^ (h >> 13)) * 0xC2B2AE35) & mask
+
+def _murmur(h: int, k: int) -> int:
+    k = _rotl((k * 0xCC9E2D51) & _MASK, 15) * 0x1B873593 & _MASK
+    return (_rotl(h ^ k, 13) * 5 + 0xE6546B64) & _MASK
+
+
+def _final(h: int, length: int) -> int:
+    h ^= length
+    h = ((h ^ (h >> 16)) * 0x85EBCA6B) & _MASK
+    h = ((h ^ (h >> 13)) * 0xC2B2AE35) & _MASK
     h ^= h >> 16
     return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def spark_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's ``hash`` of a bigint (Murmur3_x86_32.hashLong, seed 42), as a signed int."""
+    return _final(_murmur(_murmur(seed & _MASK, value & _MASK), (value >> 32) & _MASK), 8)
+
+
+def spark_hash_ints(*values: int) -> int:
+    """Spark's ``hash`` of int columns (Murmur3_x86_32.hashInt of each, the previous
+    column's hash the next one's seed, seed 42 first), as a signed int."""
+    h = 42
+    for v in values:
+        h = _final(_murmur(h & _MASK, v & _MASK), 4)
+    return h
 
 
 def bucket_labels(n: int) -> list[int]:

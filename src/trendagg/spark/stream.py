@@ -9,8 +9,9 @@ The pipeline, per micro-batch:
    local readers' rules, as the batch pipeline's first step does (rejected rows
    leave here, each once). Queries are grouped by their unqualified partition
    attributes; each group's events are split by the engine's hash of their key
-   values into a fixed number of buckets, and each bucket's events of the batch
-   leave as one row: the pickled arrays, keyed (group, bucket). Every row carries
+   values into a fixed number of buckets (one per core), and each bucket's events
+   of the batch leave as one row: the pickled arrays, keyed (group, bucket's
+   key), each bucket in a task of its own (:func:`key_labels`). Every row carries
    the batch's latest event time, which feeds Spark's watermark: the largest
    event time seen so far minus the allowed lateness.
 3. ``transformWithStateInPandas`` keeps, per key, in the state store (RocksDB),
@@ -89,16 +90,52 @@ _OUT = (
 )
 _OUT_COLUMNS = [c.split()[0] for c in _OUT.split(", ")]
 _STATE = "data binary"
-ROUTING = 2  # how events find their key (2: the engine's hash of its values, see _router)
+# how events find their key: 2, the engine's hash of its values (see _router); 3, each
+# bucket's key chosen so that Spark puts the buckets in partitions of their own
+ROUTING = 3
 
 
 def default_buckets(spark: Any) -> int:
-    """State keys per query group: four per core of Spark. Each key's state crosses the
-    Python worker's socket and RocksDB whole on every micro-batch it gets events, so
-    fewer, larger keys cost less (1M events in ten micro-batches, 50 queries, 2 cores:
-    64 keys took 48.6 s and 8 keys 37.6 s with a compile on the other core; quiet, 4, 8
-    and 16 keys took 27.6, 27.4 and 28.3 s); four per core keep every core busy."""
-    return 4 * max(1, int(spark.sparkContext.defaultParallelism))
+    """State keys per query group: one per core of Spark. Each key's state crosses the
+    Python worker's socket and RocksDB whole on every micro-batch it gets events, and
+    each key's engine has a fixed cost per feed, so fewer, larger keys cost less (1M
+    events in ten micro-batches, 50 queries, 2 cores: 64 keys took 48.6 s and 8 keys
+    37.6 s with a compile on the other core; quiet, 8 keys in 4 partitions took 26.3 s,
+    4 in 4 25.2 s and 2 in 2 22.0 s)."""
+    return max(1, int(spark.sparkContext.defaultParallelism))
+
+
+def stream_partitions(spark: Any) -> int:
+    """The state partitions (tasks per micro-batch) of a new stream: the session's
+    ``spark.sql.shuffle.partitions`` when its configuration sets it, else its cores.
+    (Spark's default, 200, would run 200 tasks a micro-batch; a checkpoint keeps the
+    number it starts with.)"""
+    conf = spark.sparkContext.getConf()
+    if conf.contains("spark.sql.shuffle.partitions"):
+        return int(conf.get("spark.sql.shuffle.partitions"))
+    return max(1, int(spark.sparkContext.defaultParallelism))
+
+
+def key_labels(groups: int, buckets: int, partitions: int) -> list[list[int]]:
+    """Per query group, per bucket: the key number under which Spark's hash partitioning
+    (pmod(hash(group, key), partitions)) puts bucket b of group g in partition
+    (g * buckets + b) mod partitions, so that the buckets spread evenly over the tasks
+    (numbered keys 0, 1, ... would share a task by chance: 2 keys in 2 tasks, half the
+    time). The keys name the engine state: a stream keeps them while it lives."""
+    from trendagg.spark.batch import spark_hash_ints
+
+    labels = []
+    for g in range(groups):
+        found: list[int] = []
+        k = 0
+        for b in range(buckets):
+            target = (g * buckets + b) % partitions
+            while spark_hash_ints(g, k) % partitions != target or k in found:
+                k += 1
+            found.append(k)
+            k = 0
+        labels.append(found)
+    return labels
 
 
 @dataclass
@@ -289,6 +326,7 @@ def trend_stream(
     event_type: str | None = None,
     csv_cells: bool = False,
     buckets: int | None = None,
+    partitions: int | None = None,
 ) -> tuple[Any, list[Any]]:
     """The keyed, stateful part of the pipeline: a streaming DataFrame of partial rows.
 
@@ -300,8 +338,10 @@ def trend_stream(
     Per query group, the partition keys are hashed into ``buckets`` state keys
     (None: :func:`default_buckets`), each with one engine Runner (which tells its
     partitions apart, as in the batch pipeline): a handful of state reads and writes
-    per micro-batch instead of one per driver or rider. A restart must use the same
-    number (:func:`stream_trends` takes it from the checkpoint).
+    per micro-batch instead of one per driver or rider. Each bucket's key is chosen so
+    that the buckets spread evenly over the stream's ``partitions`` (None:
+    :func:`stream_partitions`). A restart must use the same two numbers
+    (:func:`stream_trends` takes them from the checkpoint).
     """
     from pyspark.sql import functions as F
 
@@ -314,13 +354,18 @@ def trend_stream(
         buckets = default_buckets(df.sparkSession)
     if buckets < 1:
         raise InputError(f"the number of state buckets must be at least 1, not {buckets}")
+    if partitions is None:
+        partitions = stream_partitions(df.sparkSession)
+    if partitions < 1:
+        raise InputError(f"the number of state partitions must be at least 1, not {partitions}")
     text, plans, _ = prepare(workload, strategy)
+    labels = key_labels(len(query_groups(plans)), buckets, partitions)
     # CSV: the header's names, to tell rows with more cells (Spark keeps their text)
     header = tuple(c for c in df.columns if c not in (RECORD, CSV_RAW)) if csv_cells else ()
     reading = Reading(type_col, time_col, event_type, csv_cells, header)
     if RECORD not in df.columns:
         check_frame_columns(df.columns, reading)
-    routed = df.mapInArrow(_router(text, reading, buckets), _ROUTED)
+    routed = df.mapInArrow(_router(text, reading, labels), _ROUTED)
     # the watermark: the latest event time seen, minus the allowed lateness
     micros = F.floor(F.col("t") * F.lit(1_000_000)).cast("long")
     timed = routed.withColumn(WATERMARK, F.timestamp_micros(micros))
@@ -337,10 +382,11 @@ def trend_stream(
     return out, plans
 
 
-def _router(text: str, reading: Reading, n: int) -> Any:
+def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
     """Per micro-batch partition: read each Arrow batch with the local readers' rules (as
     the batch pipeline's first step does) and send each query group's events to the key
-    of their bucket, one pickled batch of arrays per key; the rejected rows and the count
+    of their bucket (``labels[group][bucket]``, :func:`key_labels`), one pickled batch of
+    arrays per key; the rejected rows and the count
     of events read go to key (-1, 0). Every row carries the batch's latest event time,
     which moves the watermark (rows no query reads too)."""
 
@@ -353,6 +399,7 @@ def _router(text: str, reading: Reading, n: int) -> Any:
         from trendagg.spark.batch import TaskReader, record_text
 
         task = TaskReader(text, reading, False)
+        n = len(labels[0]) if labels else 1
         for rb in batches:
             batch = task.read(rb)
             ids = batch.ids
@@ -373,7 +420,7 @@ def _router(text: str, reading: Reading, n: int) -> Any:
                 read[picked] = True
                 seq = int(ids[events.rows[picked[0]] - 1])
                 blob = pickle.dumps(events.take(picked), protocol=5)
-                _cell(cells, g, b, EVENTS, seq=seq, blob=blob)
+                _cell(cells, g, labels[g][b], EVENTS, seq=seq, blob=blob)
             for reason, record in rejects:
                 _cell(cells, -1, 0, REJECT, reason=reason, record=record)
             _cell(cells, -1, 0, COUNT, n=int(np.count_nonzero(read)))
@@ -414,14 +461,47 @@ def _processor_base() -> Any:
 
 class _Key:
     """What a key keeps between micro-batches: its Runner, the events that wait for the
-    watermark (an EventBatch, in arrival order, or None) and the latest time fed."""
+    watermark (an EventBatch, in arrival order, or None), the latest time fed and the
+    time of its timer (ms; kept here, as listing the timers costs a call to the state
+    server per key and micro-batch)."""
 
-    __slots__ = ("runner", "pending", "t_max")
+    __slots__ = ("runner", "pending", "t_max", "timer")
 
     def __init__(self) -> None:
         self.runner: Any = None
         self.pending: Any = None
         self.t_max: Any = None
+        self.timer: int | None = None
+
+
+# per Python worker: the workload's plans, groups, state codec and readers, by its text
+# (Spark calls init once per task: each micro-batch would compile the workload again)
+_PREPARED: dict[str, tuple[Any, Any, Any]] = {}
+
+
+def _prepared(text: str) -> tuple[Any, Any, Any]:
+    """(plans per group, state codec, per group: type -> the queries that read it)."""
+    found = _PREPARED.get(text)
+    if found is None:
+        from trendagg.engine.state import StateCodec
+        from trendagg.language import parse
+        from trendagg.plan.compile import compile_workload
+
+        plans = compile_workload(parse(text))
+        by_name = {p.name: p for p in plans}
+        grouped = [[by_name[n] for n in g.names] for g in query_groups(plans)]
+        # the state store's bytes: compressed (the keys' state crosses a socket and
+        # RocksDB each micro-batch), plans stored by name (see trendagg.engine.state)
+        codec = StateCodec([p for g in grouped for p in g], compress=True)
+        readers: list[dict[str, str]] = []  # per group: type -> its queries that read it
+        for group_plans in grouped:
+            names: dict[str, list[str]] = {}
+            for p in group_plans:
+                for t in p.type_to_var:
+                    names.setdefault(t, []).append(p.name)
+            readers.append({t: ",".join(n) for t, n in names.items()})
+        found = _PREPARED[text] = (grouped, codec, readers)
+    return found
 
 
 class _TrendProcessor(_processor_base()):  # type: ignore[misc]
@@ -443,26 +523,9 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     # -- Spark's interface
 
     def init(self, handle: Any) -> None:
-        from trendagg.engine.state import StateCodec
-        from trendagg.language import parse
-        from trendagg.plan.compile import compile_workload
-
         self.handle = handle
         self.state = handle.getValueState("engine", _STATE)
-        plans = compile_workload(parse(self.workload_text))
-        groups = query_groups(plans)
-        by_name = {p.name: p for p in plans}
-        self.plans = [[by_name[n] for n in g.names] for g in groups]
-        # the state store's bytes: compressed (the keys' state crosses a socket and RocksDB
-        # each micro-batch), plans stored by name (see trendagg.engine.state)
-        self.codec = StateCodec([p for g in self.plans for p in g], compress=True)
-        self.readers: list[dict[str, str]] = []  # per group: type -> its queries that read it
-        for group_plans in self.plans:
-            readers: dict[str, list[str]] = {}
-            for p in group_plans:
-                for t in p.type_to_var:
-                    readers.setdefault(t, []).append(p.name)
-            self.readers.append({t: ",".join(names) for t, names in readers.items()})
+        self.plans, self.codec, self.readers = _prepared(self.workload_text)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         import pickle
@@ -525,6 +588,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             return
         watermark = self._watermark(timerValues)
         st = self._load()
+        st.timer = None  # (it fired: Spark dropped it)
         out = _Output()
         self._advance(group, st, watermark, out)
         self._save(group, st, watermark)
@@ -590,20 +654,25 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     def _save(self, group: int, st: _Key, watermark: float) -> None:
         """Keep the key (and a timer at its next window end), or drop it when it is done."""
         plans = self.plans[group]
-        for t in list(self.handle.listTimers()):
-            self.handle.deleteTimer(t)
         done = st.pending is None and (
             st.t_max is None or all(p.window.last_end(st.t_max) <= watermark for p in plans)
         )
         if done:
+            if st.timer is not None:
+                self.handle.deleteTimer(st.timer)
             self.state.clear()
             return
-        self.state.update((self.codec.dumps(st),))
         # the next window end after the watermark (before the first watermark: after the
         # earliest waiting event), when this key has a window to close even without input
         base = watermark if watermark != float("-inf") else st.pending.times.min().item()
         nxt = min(p.window.end(p.window.closed_before(base)) for p in plans)
-        self.handle.registerTimer(int(-(-nxt * 1000 // 1)))
+        timer = int(-(-nxt * 1000 // 1))
+        if timer != st.timer:
+            if st.timer is not None:
+                self.handle.deleteTimer(st.timer)
+            self.handle.registerTimer(timer)
+            st.timer = timer
+        self.state.update((self.codec.dumps(st),))
 
 
 def _as_batch(pending: list[tuple[Any, str, dict[str, object]]]) -> Any:
@@ -833,9 +902,12 @@ def stream_trends(
     if isinstance(source, str):
         session = spark if spark is not None else spark_session()
         source, csv_cells = read_stream(session, source, **source_options)
-    if buckets is None:  # a resumed stream keeps its keys
-        kept = checkpoint_settings(checkpoint).get("buckets")
-        buckets = kept if isinstance(kept, int) else default_buckets(source.sparkSession)
+    kept = checkpoint_settings(checkpoint)  # a resumed stream keeps its keys
+    if buckets is None:
+        b = kept.get("buckets")
+        buckets = b if isinstance(b, int) else default_buckets(source.sparkSession)
+    p = kept.get("partitions")
+    partitions = p if isinstance(p, int) else stream_partitions(source.sparkSession)
     partial, plans = trend_stream(
         source,
         workload,
@@ -846,6 +918,7 @@ def stream_trends(
         event_type=event_type,
         csv_cells=csv_cells,
         buckets=buckets,
+        partitions=partitions,
     )
     from trendagg.language import ast, to_text
 
@@ -857,6 +930,7 @@ def stream_trends(
             "time_col": time_col,
             "event_type": event_type,
             "buckets": buckets,
+            "partitions": partitions,
             "routing": ROUTING,
         },
     )
@@ -917,8 +991,7 @@ def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
 
 def stream_conf(spark: Any) -> dict[str, str]:
     """Settings a trendagg stream needs on its SparkSession: the RocksDB state store, and,
-    unless the session sets them, twice its cores as state partitions (Spark's default,
-    200, would run 200 tasks a micro-batch; a new checkpoint keeps the number it starts with)."""
+    unless the session sets them, changelog checkpoints and :func:`stream_partitions`."""
     conf = {
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -928,7 +1001,7 @@ def stream_conf(spark: Any) -> dict[str, str]:
     if not spark.sparkContext.getConf().contains(changelog):
         conf[changelog] = "true"
     if not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
-        conf["spark.sql.shuffle.partitions"] = str(2 * spark.sparkContext.defaultParallelism)
+        conf["spark.sql.shuffle.partitions"] = str(stream_partitions(spark))
     return conf
 
 
@@ -956,11 +1029,13 @@ __all__ = [
     "StreamStats",
     "checkpoint_settings",
     "default_buckets",
+    "key_labels",
     "parse_lateness",
     "read_results",
     "read_stream",
     "start_stream",
     "stream_conf",
+    "stream_partitions",
     "stream_trends",
     "trend_stream",
 ]
