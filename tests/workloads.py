@@ -326,3 +326,71 @@ def shared_cases(
     # B four times as likely as each other type: long bursts of B
     stream = streams(max_events, max_time, ["B"] * 4 + types, decimals)
     return qs, draw(stream)
+
+
+@st.composite
+def seq_query(draw: st.DrawFn, name: str, routes: list[list[str]]) -> ast.Query:
+    """A fixed-length SEQ query (SHARON's class): a stretch of one of ``routes`` (orders
+    of the types), sometimes continued by a stretch of another, so that queries share
+    sub-sequences in their middles and ends; each variable named as its type, so that
+    equal predicates are equal binding rules; local predicates from a small set (equal
+    and different across queries), partitions, groups, every aggregate, two windows."""
+    route = draw(st.sampled_from(routes))
+    start = draw(st.integers(0, len(route) - 1))
+    types = route[start : start + draw(st.integers(1, 5))]
+    if draw(st.integers(0, 3)) == 0:
+        other = [t for t in draw(st.sampled_from(routes)) if t not in types]
+        at = draw(st.integers(0, max(0, len(other) - 1)))
+        types = types + other[at : at + draw(st.integers(1, 2))]
+    body: ast.Pattern = ast.Seq(tuple(ast.EventPattern(t, t) for t in types))
+    if len(types) == 1:
+        body = ast.EventPattern(types[0], types[0])
+    where: list[ast.Condition] = []
+    for t in types:
+        if draw(st.integers(0, 3)) == 0:
+            op, value = draw(st.sampled_from([(">=", 2), ("<", 4)]))
+            where.append(ast.Comparison(op, ast.Attr(t, "x"), ast.Number(value)))
+    group_by: list[ast.PartAttr] = []
+    part = draw(st.integers(0, 3))
+    if part == 1:
+        where.append(ast.Equivalence((ast.PartAttr("g"),)))
+    elif part == 2:
+        group_by.append(ast.PartAttr("g"))
+    elif part == 3:
+        group_by.append(ast.PartAttr("h"))
+    returns: list[ast.ReturnItem] = [ast.ReturnItem(a) for a in group_by]
+    returns.append(ast.ReturnItem(ast.Aggregate("COUNT")))
+    for _ in range(draw(st.integers(0, 3))):
+        var = draw(st.sampled_from(types))
+        func = draw(st.sampled_from(["COUNT", "SUM", "MIN", "MAX", "AVG"]))
+        agg = ast.Aggregate(func, var, None if func == "COUNT" else "x")
+        if all(r.expr != agg for r in returns):
+            returns.append(ast.ReturnItem(agg))
+    within = draw(st.sampled_from([4, 8]))
+    slide = draw(st.sampled_from([None, 2]))
+    return ast.Query(
+        name,
+        tuple(returns),
+        body,
+        tuple(where),
+        tuple(group_by),
+        ast.Duration(within, "s"),
+        ast.Duration(slide, "s") if slide else None,
+    )
+
+
+@st.composite
+def seq_cases(
+    draw: st.DrawFn,
+    min_queries: int = 2,
+    max_queries: int = 6,
+    max_events: int = 16,
+    max_time: int = 12,
+) -> tuple[list[ast.Query], list[dict[str, object]]]:
+    """Workloads of fixed-length SEQ queries that share sub-sequences (stretches of two
+    orders of six types), and streams over their types."""
+    routes = [list(draw(st.permutations(TYPES[:6]))) for _ in range(2)]
+    n = draw(st.integers(min_queries, max_queries))
+    qs = [draw(seq_query(f"q{i + 1}", routes)) for i in range(n)]
+    types = sorted({t for q in qs for t in pattern_types(q.pattern)})
+    return qs, draw(streams(max_events, max_time, types))

@@ -429,7 +429,10 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     compiled = args.engine == "local"
     engine = "trendagg run" + ("" if compiled else f" --engine {args.engine}")
     print(f"\n{engine} executes:", file=out)
-    plan = sharing_plan(plans, args.strategy, compiled=compiled)
+    rates, said = None, ""
+    if args.strategy == "sharon":
+        rates, said = _sharon_rates(plans, args)
+    plan = sharing_plan(plans, args.strategy, compiled=compiled, rates=rates)
     print(plan.describe(), file=out)
     fast = plan.on("compiled")
     if fast:
@@ -464,6 +467,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"of windows; their queries join no shared burst): " + "; ".join(lazy),
                 file=out,
             )
+    if plan.sharon is not None:
+        print(f"{plan.sharon.describe()}\n  rates: {said}", file=out)
     if args.events is None:
         return 0
     from trendagg.session import run_file
@@ -496,6 +501,29 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         file=err,
     )
     return 0
+
+
+def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]:
+    """SHARON's rates as ``run`` finds them: from the first chunk of the events (the
+    first 100,000 events of it), or, without events, 1 for every type."""
+    if args.events is None:
+        return None, (
+            "1 for every event type (run estimates them from the first events it reads: "
+            "give the events file to see that plan)"
+        )
+    from trendagg.io.readers import iter_events
+    from trendagg.optimizer.sharon import SAMPLE, estimate_rates
+    from trendagg.session import CHUNK_ROWS, reader_options
+
+    options = reader_options(plans, _read_options(args))
+    first = next(iter(iter_events(args.events, chunk_rows=CHUNK_ROWS, **options)), None)
+    if first is None or not len(first.events):
+        return None, "1 for every event type (the events file has no events)"
+    n = min(SAMPLE, len(first.events))
+    return estimate_rates(plans, first.events), (
+        f"estimated from the first {n:,} events of {args.events} (events per window and "
+        "partition, per event type)"
+    )
 
 
 def _print_kernel_decisions(kernel: dict[str, Any], strategy: str, first: int, out: TextIO) -> None:
@@ -794,7 +822,9 @@ def _check_options(check: argparse.ArgumentParser) -> None:
 def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("queries")
     explain.add_argument("events", nargs="?", default=None)
-    explain.add_argument("--strategy", choices=("hamlet", "hamlet-static"), default="hamlet")
+    explain.add_argument(
+        "--strategy", choices=("hamlet", "hamlet-static", "sharon"), default="hamlet"
+    )
     explain.add_argument(
         "--engine",
         choices=("local", "reference", "python"),

@@ -48,6 +48,19 @@ class _Reread(Exception):
     """The file cannot be streamed in chunks (see the module docstring)."""
 
 
+def reader_options(plans: list[QueryPlan], read: ReadOptions) -> dict[str, Any]:
+    """The readers' keywords a run of ``plans`` reads a file with: the columns as
+    ``read`` says, the numbers the queries need checked, the attributes they read."""
+    return {
+        "type_col": read.type_col,
+        "time_col": read.time_col,
+        "event_type": read.event_type,
+        "numeric": numeric_requirements(plans) if read.numeric is None else read.numeric,
+        "columns": read.columns,
+        "attributes": attributes_read(plans) if read.attributes is None else read.attributes,
+    }
+
+
 def run_file(
     plans: list[QueryPlan],
     path: str | os.PathLike[str],
@@ -139,14 +152,7 @@ def _streamed(
     from trendagg.engine.runner import OutOfOrder
     from trendagg.io.readers import iter_events, read_events
 
-    options: dict[str, Any] = {
-        "type_col": read.type_col,
-        "time_col": read.time_col,
-        "event_type": read.event_type,
-        "numeric": numeric_requirements(plans) if read.numeric is None else read.numeric,
-        "columns": read.columns,
-        "attributes": attributes_read(plans) if read.attributes is None else read.attributes,
-    }
+    options = reader_options(plans, read)
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=_compiled(engine))
     if chunk_rows is None:
         parts: Iterable[Any] = [read_events(path, **options)]

@@ -11,7 +11,9 @@ on the Python engines (the readable reference), ``compiled=True`` sends the
 queries the kernel supports to it (the rest stay in Python, in the same run).
 It runs again over streams whose attribute x holds integers and decimals both:
 each output keeps its kind (a SUM of integers is an integer, one that saw a
-decimal a decimal), in both executors.
+decimal a decimal), in both executors. sharon runs its SEQ queries under SHARON's
+plan and the others under the hamlet plan, in one run (its own tests, with
+workloads that share sub-sequences, are ``tests/reference/test_sharon_execution.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from workloads import cases, shared_cases
 
 MATRIX = [
     (strategy, compiled)
-    for strategy in ("greta", "hamlet-static", "hamlet")
+    for strategy in ("greta", "hamlet-static", "hamlet", "sharon")
     for compiled in (False, True)
 ]
 

@@ -42,6 +42,59 @@ def test_explain_golden(case: Path, engine: str) -> None:
     assert out.getvalue() == expected.read_text(encoding="utf-8")
 
 
+SHARON_CASES = sorted((GOLDEN.parent / "explain_sharon").glob("*.tq"))
+
+
+@pytest.mark.parametrize("engine", ["local", "reference"])
+@pytest.mark.parametrize("case", SHARON_CASES, ids=[case.stem for case in SHARON_CASES])
+def test_explain_sharon_golden(case: Path, engine: str) -> None:
+    """``explain --strategy sharon``: the plan, then SHARON's candidates with their
+    BValues, the conflicts, what was pruned and why, the plan beside GWMIN's, the rates."""
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["explain", str(case), "--strategy", "sharon", "--engine", engine]
+    assert main(argv, out, err) == 0, err.getvalue()
+    expected = case.with_suffix(f".{engine}.out")
+    if REGEN:
+        expected.write_text(out.getvalue(), encoding="utf-8")
+    assert out.getvalue() == expected.read_text(encoding="utf-8")
+
+
+def test_explain_sharon_estimates_the_rates_as_run_does(tmp_path: Path) -> None:
+    """With events, explain plans with the rates run estimates from the first events,
+    and runs it: sharon's rows there equal greta's."""
+    import json
+
+    text = (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B, C, E) WITHIN 10 s;\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(D, B, C, E) WITHIN 10 s;\n"
+    )
+    queries = tmp_path / "q.tq"
+    queries.write_text(text)
+    events = tmp_path / "e.jsonl"
+    kinds = "ACEDACEDBACED"  # (B rare: sharing (B, C, E) pays, Eq. 8)
+    events.write_text(
+        "".join(json.dumps({"type": kinds[i % 6], "time": i}) + "\n" for i in range(60))
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["explain", str(queries), str(events), "--strategy", "sharon"], out, err) == 0
+    said = out.getvalue()
+    assert f"rates: estimated from the first 60 events of {events}" in said
+    plans = compile_workload(parse(text))
+    from trendagg.io import read_events
+    from trendagg.optimizer.sharon import estimate_rates
+
+    read = read_events(events).events
+    plan = sharing_plan(plans, "sharon", rates=estimate_rates(plans, read))
+    assert plan.describe() in said
+    runner = Runner(plans, "sharon")
+    rows = runner.feed(read) + runner.finish()
+    assert [s.pattern for s in plan.sequences] == [("B", "C", "E")]
+    assert runner.sharing is not None and runner.sharing.sequences == plan.sequences
+    from trendagg.engine import run_strategy
+
+    assert sorted(map(repr, rows)) == sorted(map(repr, run_strategy(plans, read, "greta")))
+
+
 REVIEW = (GOLDEN / "review.tq").read_text()
 
 

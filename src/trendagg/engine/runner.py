@@ -15,7 +15,7 @@ what it refuses (a SUM over a word) with the same error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from trendagg.errors import ExecutionError
@@ -52,6 +52,10 @@ def _python_executor(
     queries = sharing.on("python")
     if not queries:
         return None
+    if sharing.strategy == "sharon":
+        from trendagg.reference.sharon import SharonExecutor
+
+        return SharonExecutor(plans, sharing, log=log)
     if sharing.strategy in ("hamlet", "hamlet-static"):
         from trendagg.reference.hamlet import HamletExecutor
 
@@ -76,26 +80,63 @@ class Runner:
         trend_limit: int | None = None,
         log: bool = False,
         compiled: bool = True,
+        plan: SharingPlan | None = None,
+        rates: Mapping[Any, Any] | None = None,
     ):
+        """``plan``: run this sharing plan (of ``strategy``, for ``plans``) instead of
+        the one its policy makes (:func:`~trendagg.optimizer.plan.sharing_plan`).
+        ``rates`` (sharon): the event types' rates its optimizer weighs candidates by;
+        None: estimated from the first chunk fed (its first
+        :data:`~trendagg.optimizer.sharon.SAMPLE` events, deterministically), the plan
+        made then."""
         self.plans = plans
         self.strategy = strategy
         self.compiled: Any = None
-        # what runs where and what is shared; log=True keeps each executor's
-        # per-burst decisions (the kernel's first LOGGED_DECISIONS)
-        self.sharing = sharing_plan(plans, strategy, compiled=compiled)
-        fast = [plans[q] for q in self.sharing.on("compiled")]
-        if fast:
-            from trendagg.kernels.executor import CompiledExecutor
-
-            self.compiled = CompiledExecutor(fast, self.sharing, log=LOGGED_DECISIONS if log else 0)
-        self.executor: Any = _python_executor(plans, self.sharing, trend_limit, log)
-        # the attributes the Python executor's queries read: the only ones it is given
-        self._python_reads = attributes_read([plans[q] for q in self.sharing.on("python")])
+        self.executor: Any = None
+        self._options = (trend_limit, log, compiled)
+        if plan is not None and plan.strategy != strategy:
+            raise ExecutionError(f"a {plan.strategy} plan given to a {strategy} runner")
+        # what runs where and what is shared (None: a sharon plan waits for its rates)
+        self.sharing: SharingPlan | None = plan
+        if plan is None and (strategy != "sharon" or rates is not None):
+            self.sharing = sharing_plan(plans, strategy, compiled=compiled, rates=rates)
+        self._python_reads: set[str] = set()
+        if self.sharing is not None:
+            self._build(self.sharing)
         self._held: EventBatch | None = None  # the events of the latest time, held back
         self._held_time: Any = None
         self._advanced: Any = None  # the latest time the Python executor was advanced to
         self._floor: Any = None  # set by advance(): no event before it may come
         self._finished = False
+
+    def _build(self, sharing: SharingPlan) -> None:
+        """The executors of a sharing plan; log=True keeps each executor's per-burst
+        decisions (the kernel's first LOGGED_DECISIONS)."""
+        from dataclasses import replace
+
+        trend_limit, log, _ = self._options
+        plans = self.plans
+        self.sharing = sharing = replace(sharing, sharon=None)  # (explain's detail: not kept)
+        fast = [plans[q] for q in sharing.on("compiled")]
+        if fast:
+            from trendagg.kernels.executor import CompiledExecutor
+
+            self.compiled = CompiledExecutor(fast, sharing, log=LOGGED_DECISIONS if log else 0)
+        self.executor = _python_executor(plans, sharing, trend_limit, log)
+        # the attributes the Python executor's queries read: the only ones it is given
+        self._python_reads = attributes_read([plans[q] for q in sharing.on("python")])
+
+    def _planned(self, events: EventBatch | None) -> None:
+        """Make the sharon plan that waited for rates, from ``events`` (None: rate 1)."""
+        if self.sharing is not None:
+            return
+        rates = None
+        if events is not None and len(events):
+            from trendagg.optimizer.sharon import estimate_rates
+
+            rates = estimate_rates(self.plans, events)
+        compiled = self._options[2]
+        self._build(sharing_plan(self.plans, self.strategy, compiled=compiled, rates=rates))
 
     def feed(self, events: EventBatch) -> list[ResultRow]:
         """Process a chunk (in any order within itself, not earlier than what came before):
@@ -108,6 +149,7 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         if not len(events):
             return []
+        self._planned(events)
         times = events.times
         if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
             events = events.take(np.argsort(times, kind="stable"))
@@ -131,6 +173,7 @@ class Runner:
             raise ExecutionError("this runner has finished; create a new one")
         if self._floor is not None and t <= self._floor:
             return []
+        self._planned(None)
         held = None
         if self._held is not None and self._held_time < t:
             held, self._held, self._held_time = self._held, None, None
@@ -142,6 +185,7 @@ class Runner:
         if self._finished:
             return []
         self._finished = True
+        self._planned(None)
         held, self._held = self._held, None
         rows = self._compiled_rows(held, None)
         if self.compiled is not None:
@@ -197,6 +241,8 @@ def run_events(
     stats: dict[str, Any] | None = None,
     log: bool = False,
     compiled: bool = True,
+    plan: SharingPlan | None = None,
+    rates: Mapping[Any, Any] | None = None,
 ) -> list[ResultRow]:
     """All rows of a workload over one batch of events, grouped by query in workload order.
 
@@ -204,9 +250,19 @@ def run_events(
     ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
     ``kernel``, the sharing counters); ``log`` keeps each executor's per-burst
     decisions in them (``hamlet.decisions``, ``kernel["decisions"]``). ``compiled=False`` runs every query on the Python
-    engine; by default the queries the kernel supports run compiled.
+    engine; by default the queries the kernel supports run compiled. ``plan``: run this
+    sharing plan instead of the one the strategy makes; ``rates``: sharon's (None:
+    estimated from the events).
     """
-    runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=compiled)
+    runner = Runner(
+        plans,
+        strategy,
+        trend_limit=trend_limit,
+        log=log,
+        compiled=compiled,
+        plan=plan,
+        rates=rates,
+    )
     rows = runner.feed(events)
     rows.extend(runner.finish())
     if progress is not None:

@@ -23,24 +23,31 @@ their predicates on E (HAMLET Def. 3.1/3.2):
   (:func:`edged_variables`) is never in its bursts, since coefficients treat a
   run of events alike. It stores registers once per class of states equal by
   construction (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
+
+The ``sharon`` policy adds shared sub-sequences (:class:`SharedSequence`, SHARON's
+optimizer: :mod:`trendagg.optimizer.sharon`): each is computed once for its queries
+by the reference executor (:mod:`trendagg.reference.sharon`), which the plan routes
+those queries to; the workload's other queries run under the hamlet plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import InputError
-from trendagg.language import to_text
 from trendagg.optimizer.candidates import Component, analyze
+from trendagg.plan.compile import binding_rule
 from trendagg.plan.predicates import inexact_constant
 from trendagg.plan.windows import pane_length
 
 if TYPE_CHECKING:
     from trendagg.plan.compile import QueryPlan
 
-STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep")
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon")
+SHARON_ROUTE = "SHARON shares its sub-sequences; the kernel runs no SHARON plan yet"
 
 
 @dataclass(frozen=True)
@@ -75,12 +82,29 @@ class KleeneBurst:
 
 
 @dataclass(frozen=True)
+class SharedSequence:
+    """A sub-sequence of event types, ``pattern``, that SHARON computes once for the
+    queries ``queries`` (names, in workload order), with its benefit (Eq. 8, in the
+    rates' units: updates per window saved)."""
+
+    pattern: tuple[str, ...]
+    queries: tuple[str, ...]
+    benefit: float
+
+    def label(self) -> str:
+        return f"({', '.join(self.pattern)}) {{{', '.join(self.queries)}}}"
+
+
+@dataclass(frozen=True)
 class SharingPlan:
     strategy: str
     routes: tuple[Route, ...]
     bursts: tuple[KleeneBurst, ...]
     components: tuple[Component, ...]  # the Python engine's, by query index
     merge_states: bool
+    sequences: tuple[SharedSequence, ...] = ()  # sharon's
+    # sharon: the optimizer's whole answer (candidates, graph, pruning), for explain
+    sharon: Any = field(default=None, compare=False, repr=False)
 
     def on(self, executor: str) -> list[int]:
         """Indices of the queries that ``executor`` runs."""
@@ -92,6 +116,14 @@ class SharingPlan:
         for r in self.routes:
             why = f" ({r.reason})" if r.reason else ""
             lines.append(f"  {r.query}: {r.executor} executor{why}")
+        if self.strategy == "sharon":
+            for seq in self.sequences:
+                lines.append(
+                    f"  shared sub-sequence {seq.label()} on the python executor; "
+                    f"benefit {seq.benefit:g}"
+                )
+            if not self.sequences:
+                lines.append("  no shared sub-sequences: none of SHARON's candidates pays")
         if not self.bursts:
             lines.append("  no shared Kleene bursts: every query runs non-shared")
         for b in self.bursts:
@@ -179,29 +211,48 @@ def sharing_plan(
     strategy: str,
     *,
     compiled: bool = True,
+    rates: Mapping[Any, Any] | None = None,
+    sequences: Sequence[SharedSequence] | None = None,
 ) -> SharingPlan:
     """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
 
     ``compiled=False`` runs every query on the Python engine; otherwise a query runs
     compiled unless :func:`compiled_blocker` names what the kernel lacks for it (the
-    route never depends on the events).
+    route never depends on the events). ``rates`` (sharon): the event types' rates,
+    flat or per signature as :func:`trendagg.optimizer.sharon.estimate_rates` gives
+    them; None: every type at rate 1. ``sequences`` (sharon): run these shared
+    sub-sequences instead of the optimizer's choice (checked: see :func:`check_sequences`).
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+    chosen: Any = None
+    if strategy == "sharon" and sequences is not None:
+        sequences = tuple(sequences)
+        check_sequences(plans, sequences)
+    elif strategy == "sharon":
+        chosen, sequences = _sharon(plans, rates)
+    elif sequences:
+        raise InputError(f"shared sub-sequences are a sharon plan's, not {strategy}'s")
+    else:
+        sequences = ()
+    shared = {name for seq in sequences for name in seq.queries}
     routes = []
     for plan in plans:
         if strategy == "twostep":
             why: str | None = "twostep enumerates trends"
+        elif plan.name in shared:
+            why = SHARON_ROUTE
         elif not compiled:
             why = "the reference engine was asked for"
         else:
             why = compiled_blocker(plan)
         routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
-    plan_ = SharingPlan(strategy, tuple(routes), (), (), strategy.startswith("hamlet"))
-    if not strategy.startswith("hamlet"):
+    shares = strategy.startswith("hamlet") or strategy == "sharon"
+    plan_ = SharingPlan(strategy, tuple(routes), (), (), shares, tuple(sequences), chosen)
+    if not shares:
         return plan_
-    decision = "dynamic" if strategy == "hamlet" else "always"
-    python = plan_.on("python")
+    decision = "always" if strategy == "hamlet-static" else "dynamic"
+    python = [q for q in plan_.on("python") if plans[q].name not in shared]
     analysis = analyze([plans[q] for q in python])
     components = []
     bursts = []
@@ -215,7 +266,80 @@ def sharing_plan(
                 KleeneBurst(s.type_, members, comp.partition_names, s.pane, decision, "python")
             )
     bursts += _compiled_bursts(plans, plan_.on("compiled"), decision)
-    return SharingPlan(strategy, plan_.routes, tuple(bursts), tuple(components), True)
+    return SharingPlan(
+        strategy, plan_.routes, tuple(bursts), tuple(components), True, tuple(sequences), chosen
+    )
+
+
+def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence]) -> None:
+    """Raise InputError unless SHARON can share each sub-sequence exactly: two or more
+    event types, two or more queries of its class that have them contiguously, bind
+    each position's events alike and agree on window and partition attributes, and no
+    query in two sub-sequences that overlap in it (SHARON's valid plan)."""
+    from trendagg.optimizer.sharon import seq_query, sharon_blocker
+
+    by_name = {p.name: p for p in plans}
+    taken: dict[str, list[tuple[int, int, str]]] = {}
+    for seq in sequences:
+        label = seq.label()
+        if len(seq.pattern) < 2 or len(set(seq.queries)) < 2:
+            raise InputError(
+                f"shared sub-sequence {label}: it needs two or more event types and queries"
+            )
+        keys = set()
+        for name in seq.queries:
+            plan = by_name.get(name)
+            if plan is None:
+                raise InputError(f"shared sub-sequence {label}: no query is named {name}")
+            query = seq_query(plan)
+            if query is None:
+                raise InputError(
+                    f"shared sub-sequence {label}: {name} is not of SHARON's class "
+                    f"({sharon_blocker(plan)})"
+                )
+            n = len(seq.pattern)
+            at = query.types.index(seq.pattern[0]) if seq.pattern[0] in query.types else -1
+            if at < 0 or query.types[at : at + n] != seq.pattern:
+                raise InputError(
+                    f"shared sub-sequence {label}: {name}'s pattern "
+                    f"({', '.join(query.types)}) does not have it, contiguously"
+                )
+            keys.add((query.signature, query.rules[at : at + n]))
+            for start, end, other in taken.get(name, ()):
+                if start < at + n and at < end:
+                    raise InputError(
+                        f"shared sub-sequences {label} and {other} overlap in {name}: "
+                        f"a query shares each of its positions once"
+                    )
+            taken.setdefault(name, []).append((at, at + n, label))
+        if len(keys) > 1:
+            raise InputError(
+                f"shared sub-sequence {label}: its queries differ in window, partition "
+                f"attributes or how they bind its events (predicates, attributes read)"
+            )
+
+
+def _sharon(
+    plans: list[QueryPlan], rates: Mapping[Any, Any] | None
+) -> tuple[Any, tuple[SharedSequence, ...]]:
+    """SHARON's optimizer over the queries of its class: its answer and the chosen
+    sub-sequences, in pattern order, each with its queries in workload order."""
+    from trendagg.optimizer.sharon import optimize, seq_query
+
+    queries = [q for q in (seq_query(p) for p in plans) if q is not None]
+    if rates is None:
+        rates = {t: 1.0 for q in queries for t in q.types}
+    chosen = optimize(queries, rates)
+    order = {p.name: i for i, p in enumerate(plans)}
+    sequences = tuple(
+        SharedSequence(
+            c.pattern,
+            tuple(sorted(c.queries, key=order.__getitem__)),
+            chosen.graph.weights[v],
+        )
+        for v, c in zip(chosen.chosen, chosen.candidates, strict=True)
+    )
+    return chosen, sequences
 
 
 def _compiled_bursts(
@@ -252,11 +376,3 @@ def _rule_text(rule: tuple[object, ...]) -> str:
         parts.append("has " + ", ".join(required))  # type: ignore[arg-type]
     parts += list(texts)  # type: ignore[call-overload]
     return " AND ".join(parts) or "every event"
-
-
-def binding_rule(plan: QueryPlan, type_: str) -> tuple[object, ...]:
-    """What binds an event of ``type_`` to its variable: type, required attributes and
-    local predicates (as text), the key of one compiled filter."""
-    info = plan.vars[plan.type_to_var[type_]]
-    texts = tuple(sorted(to_text(p.condition) for p in info.local))
-    return (info.type, tuple(sorted(info.required)), texts)

@@ -78,7 +78,7 @@ def seq_query(plan: QueryPlan) -> SeqQuery | None:
     (see :func:`sharon_blocker`)."""
     if sharon_blocker(plan) is not None:
         return None
-    from trendagg.optimizer.plan import binding_rule
+    from trendagg.plan.compile import binding_rule
 
     types = plan.template.types
     window = plan.window
@@ -528,6 +528,7 @@ class SharonPlan:
     non_beneficial: list[Candidate]
     expanded: bool
     seconds: float
+    declined: list[float] = field(default_factory=list)  # the non-beneficial ones' BValues
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -536,6 +537,49 @@ class SharonPlan:
     @property
     def score(self) -> float:
         return self.graph.score(self.chosen)
+
+    def describe(self) -> str:
+        """What the optimizer weighed and chose, as ``trendagg explain`` prints it:
+        the candidates with their BValue, the conflicts, what was pruned and why, the
+        plan and its score beside GWMIN's. Vertices are named v1, v2, ... in graph order."""
+        g = self.graph
+
+        def names(vs: Iterable[int]) -> str:
+            return ", ".join(f"v{v + 1}" for v in vs) or "none"
+
+        lines = [
+            "SHARON's optimizer"
+            + (" (candidates expanded into options, section 7.1)" if self.expanded else "")
+            + ":",
+            f"  candidates in the SHARON graph ({len(g.vertices)}; BValue = updates per "
+            "window saved, Eq. 8):",
+        ]
+        for v, (c, w) in enumerate(zip(g.vertices, g.weights, strict=True)):
+            lines.append(f"    v{v + 1} {c.label()}: {w:g}")
+        if self.non_beneficial:
+            lines.append(
+                f"  not beneficial, left out of the graph ({len(self.non_beneficial)}; "
+                "BValue <= 0):"
+            )
+            weights = self.declined or [float("nan")] * len(self.non_beneficial)
+            for c, w in zip(self.non_beneficial, weights, strict=True):
+                lines.append(f"    {c.label()}: {w:g}")
+        edges = g.edges()
+        lines.append(
+            "  conflicts (a query in both, their positions overlapping): "
+            + (", ".join(f"v{i + 1}-v{j + 1}" for i, j in edges) if edges else "none")
+        )
+        lines.append(f"  conflict-free, in the plan without search: {names(self.free)}")
+        lines.append(
+            f"  pruned, their best plan below the GWMIN bound {self.bound:g} (Eq. 10): "
+            f"{names(self.pruned)}"
+        )
+        search = f"{self.visited} valid plans searched"
+        if self.timed_out:
+            search += "; the time budget ran out: GWMIN's plan for the rest"
+        lines.append(f"  plan: {names(self.chosen)}, score {self.score:g} ({search})")
+        lines.append(f"  GWMIN's plan: {names(self.greedy)}, score {g.score(self.greedy):g}")
+        return "\n".join(lines)
 
 
 def optimize(
@@ -568,6 +612,7 @@ def optimize(
     graph = Graph.build(candidates, weight, by_name)
     kept = set(graph.vertices)
     non_beneficial = [c for c in candidates if c not in kept]
+    declined = [weight(c) for c in non_beneficial]
     expanded = False
     if expand and graph.vertices:
         more = expanded_candidates(graph, by_name, max_vertices)
@@ -601,6 +646,7 @@ def optimize(
         non_beneficial=non_beneficial,
         expanded=expanded,
         seconds=time.perf_counter() - started,
+        declined=declined,
     )
 
 

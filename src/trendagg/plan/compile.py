@@ -262,6 +262,16 @@ def _variables(
     return vars_info
 
 
+def binding_rule(plan: QueryPlan, type_: str) -> tuple[object, ...]:
+    """What binds an event of ``type_`` to its variable: type, required attributes and
+    local predicates (as text), the key of one compiled filter."""
+    from trendagg.language import to_text
+
+    info = plan.vars[plan.type_to_var[type_]]
+    texts = tuple(sorted(to_text(p.condition) for p in info.local))
+    return (info.type, tuple(sorted(info.required)), texts)
+
+
 def compile_workload(workload: ast.Workload) -> list[QueryPlan]:
     """Compile every query of a validated workload."""
     return [compile_query(q) for q in workload.queries]

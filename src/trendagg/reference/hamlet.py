@@ -816,7 +816,7 @@ class HamletExecutor(GretaExecutor):
     def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, *, log: bool = False):
         """Run the queries of ``plans`` that ``sharing`` routes to the Python engine, its
         components shared (``dynamic`` per burst for hamlet, always for hamlet-static)."""
-        dynamic = sharing.strategy == "hamlet"
+        dynamic = sharing.strategy != "hamlet-static"  # (sharon: its other queries)
         self.stats = HamletStats()
         self.components = [
             _ComponentRuntime(plans, c, dynamic, self.stats, log) for c in sharing.components
