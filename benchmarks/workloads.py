@@ -125,3 +125,44 @@ def varied_workload(k: int, variant: str = "none") -> str:
             f"WHERE {where} GROUP-BY T.district {VARIED_WINDOWS[i % len(VARIED_WINDOWS)]};"
         )
     return "\n".join(lines)
+
+
+def sequence_workload(
+    k: int,
+    length: int = 4,
+    *,
+    chunk: int = 2,
+    chunks: int = 16,
+    window: str = "WITHIN 1 min SLIDE 30 s",
+    seed: int = 3,
+) -> str:
+    """k fixed-length SEQ queries over the ecommerce stream (SHARON, section 8.1): each an
+    entry point (Login, Search or Ad) followed by ``length - 1`` items, made of chunks of
+    ``chunk`` items drawn from a pool of ``chunks`` (disjoint item types, so a type is in
+    a query once). Queries share chunks and runs of chunks in their middles and ends,
+    after entry points rarer than any item: few START groups open per window."""
+    import random
+
+    rng = random.Random(seed)
+    items = [f"Item{i + 1:02d}" for i in range(50)]
+    rng.shuffle(items)
+    parts = (length - 1 + chunk - 1) // chunk
+    if parts * chunk > 50 or chunks * chunk > 50 or parts > chunks:
+        raise ValueError("the items run out: fewer chunks, or shorter ones")
+    pool = [items[i * chunk : (i + 1) * chunk] for i in range(chunks)]
+    seen: set[str] = set()
+    lines = []
+    misses = 0
+    while len(lines) < k:
+        entry = rng.choice(["Login", "Search", "Ad"])
+        path = [t for c in rng.sample(pool, parts) for t in c][: length - 1]
+        shape = f"SEQ({entry} E, " + ", ".join(f"{t} I{j + 1}" for j, t in enumerate(path)) + ")"
+        if shape in seen and misses < 200:  # (distinct shapes while there are any left)
+            misses += 1
+            continue
+        misses = 0
+        seen.add(shape)
+        lines.append(
+            f"q{len(lines) + 1}: RETURN COUNT(*) PATTERN {shape} WHERE [customer] {window};"
+        )
+    return "\n".join(lines)

@@ -469,6 +469,15 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
     if plan.sharon is not None:
         print(f"{plan.sharon.describe()}\n  rates: {said}", file=out)
+    if args.plot:
+        if plan.sharon is None:
+            raise InputError("--plot draws SHARON's graph: use it with --strategy sharon")
+        from trendagg.optimizer.sharon_plot import plot_graph
+
+        check_outputs({"queries": args.queries, "events": args.events}, {"--plot": args.plot})
+        with _writing("plot", args.plot):
+            plot_graph(plan.sharon, args.plot, title=Path(args.queries).name)
+        print(f"trendagg: drew SHARON's graph to {args.plot}.", file=err)
     if args.events is None:
         return 0
     from trendagg.session import run_file
@@ -579,21 +588,44 @@ def _print_python_decisions(hstats: Any, strategy: str, first: int, out: TextIO)
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from trendagg.generate import rideshare, write_stream
+    from trendagg import generate
 
-    records = rideshare(
-        args.events,
-        seed=args.seed,
-        drivers=args.drivers,
-        districts=args.districts,
-        events_per_minute=args.events_per_minute,
-        max_legs=args.max_legs,
-    )
+    records: Any
+    if args.kind == "ecommerce":
+        records = generate.ecommerce(
+            args.events,
+            seed=args.seed,
+            customers=args.customers,
+            items=args.items,
+            entry_share=args.entry_share,
+            events_per_minute=args.events_per_minute,
+        )
+        columns = generate.ECOMMERCE_COLUMNS
+    elif args.kind == "traffic":
+        records = generate.traffic(
+            args.events,
+            seed=args.seed,
+            vehicles=args.vehicles,
+            streets=args.streets,
+            turns=args.turns,
+            events_per_minute=args.events_per_minute,
+        )
+        columns = generate.TRAFFIC_COLUMNS
+    else:
+        records = generate.rideshare(
+            args.events,
+            seed=args.seed,
+            drivers=args.drivers,
+            districts=args.districts,
+            events_per_minute=args.events_per_minute,
+            max_legs=args.max_legs,
+        )
+        columns = generate.RIDESHARE_COLUMNS
     check_outputs({}, {"-o": args.output})
     with _writing("events", args.output):
-        write_stream(records, args.output, stream=out)
+        generate.write_stream(records, args.output, columns=columns, stream=out)
     if args.output:
-        print(f"trendagg: wrote {args.events:,} rideshare events to {args.output}.", file=err)
+        print(f"trendagg: wrote {args.events:,} {args.kind} events to {args.output}.", file=err)
     return 0
 
 
@@ -601,6 +633,23 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.demo import run_demo
 
     return run_demo(args, out, err)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
+    return value
+
+
+def _street_count(text: str) -> int:
+    value = _positive_int(text)
+    if not 2 <= value <= 20:
+        raise argparse.ArgumentTypeError(f"{text}: the map has between 2 and 20 streets")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -826,6 +875,13 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
         "--strategy", choices=("hamlet", "hamlet-static", "sharon"), default="hamlet"
     )
     explain.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="sharon: draw the SHARON graph (candidates, conflicts, the chosen plan) to FILE "
+        "(.png, .svg or .pdf)",
+    )
+    explain.add_argument(
         "--engine",
         choices=("local", "reference", "python"),
         default="local",
@@ -843,13 +899,31 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
 
 
 def _generate_options(gen: argparse.ArgumentParser) -> None:
-    gen.add_argument("kind", choices=("rideshare",))
+    gen.add_argument(
+        "kind",
+        choices=("rideshare", "ecommerce", "traffic"),
+        help="rideshare: HAMLET's trips; ecommerce: SHARON's customers viewing items after "
+        "entry points; traffic: SHARON's vehicles driving from street to street",
+    )
     gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
     gen.add_argument("--seed", type=int, default=7)
-    gen.add_argument("--drivers", type=_positive_int, default=50)
-    gen.add_argument("--districts", type=_positive_int, default=8)
     gen.add_argument("--events-per-minute", type=_positive_int, default=600)
-    gen.add_argument("--max-legs", type=_positive_int, default=8)
+    gen.add_argument("--drivers", type=_positive_int, default=50, help="rideshare")
+    gen.add_argument("--districts", type=_positive_int, default=8, help="rideshare")
+    gen.add_argument("--max-legs", type=_positive_int, default=8, help="rideshare")
+    gen.add_argument("--customers", type=_positive_int, default=20, help="ecommerce")
+    gen.add_argument("--items", type=_positive_int, default=50, help="ecommerce: item types")
+    gen.add_argument(
+        "--entry-share",
+        type=_share,
+        default=0.05,
+        help="ecommerce: the share of entry events (Login, Search, Ad; default 0.05)",
+    )
+    gen.add_argument("--vehicles", type=_positive_int, default=50, help="traffic")
+    gen.add_argument("--streets", type=_street_count, default=20, help="traffic: streets (2 to 20)")
+    gen.add_argument(
+        "--turns", type=_positive_int, default=3, help="traffic: streets each street leads to"
+    )
     gen.add_argument(
         "--output", "-o", default=None, help=".jsonl (default, also stdout), .csv or .parquet"
     )

@@ -6,6 +6,10 @@ Pay, sometimes Rate and Tip, sometimes a Cancel instead), among background
 events of about a dozen other types. Every event carries the driver, and trip
 events the rider and district; Travel legs carry duration and speed, Dropoff
 and Pay a price.
+
+``ecommerce`` and ``traffic`` are the streams of SHARON's experiments (section 8.1):
+customers viewing items after an entry point (a login, a search, an ad), and
+vehicles driving from street to street.
 """
 
 from __future__ import annotations
@@ -101,6 +105,87 @@ def rideshare(
                 yield {"type": event.pop("type"), "time": time, **event}
                 break
             del trips[driver]
+
+
+ENTRY_TYPES = ("Login", "Search", "Ad")
+ECOMMERCE_COLUMNS = ("type", "time", "customer", "price")
+
+
+def item_type(k: int) -> str:
+    """The event type of item k (0-based): Item01, Item02, ..."""
+    return f"Item{k + 1:02d}"
+
+
+def ecommerce(
+    events: int = 10_000,
+    *,
+    seed: int = 7,
+    customers: int = 20,
+    items: int = 50,
+    entry_share: float = 0.05,
+    events_per_minute: int = 600,
+    start: int = 0,
+) -> Iterator[dict[str, object]]:
+    """Yield ``events`` e-commerce events in time order (integer epoch seconds), as in
+    SHARON's EC stream: each of ``customers`` views items (``items`` types, Item01 ...,
+    uniformly, each with its price), and a share ``entry_share`` of the events are entry
+    points (Login, Search or Ad), rarer than any item. Every event carries its customer."""
+    if events < 0 or customers < 1 or items < 1 or events_per_minute < 1:
+        raise ValueError("events >= 0, customers, items and events_per_minute >= 1")
+    if not 0 <= entry_share <= 1:
+        raise ValueError("entry_share is a share: between 0 and 1")
+    rng = random.Random(seed)
+    prices = [round(rng.uniform(2, 200), 2) for _ in range(items)]
+    for i in range(events):
+        time = start + (i * 60) // events_per_minute
+        customer = rng.randrange(customers)
+        if rng.random() < entry_share:
+            yield {"type": rng.choice(ENTRY_TYPES), "time": time, "customer": customer}
+            continue
+        k = rng.randrange(items)
+        yield {"type": item_type(k), "time": time, "customer": customer, "price": prices[k]}
+
+
+STREET_NAMES = (
+    "Oak", "Main", "State", "West", "Park", "Elm", "Lake", "Pine", "Cedar", "Maple",
+    "Hill", "River", "Bay", "Market", "Union", "Church", "Mill", "Spring", "Grove", "Bridge",
+)  # fmt: skip
+TRAFFIC_COLUMNS = ("type", "time", "vehicle", "speed")
+
+
+def traffic(
+    events: int = 10_000,
+    *,
+    seed: int = 7,
+    vehicles: int = 50,
+    streets: int = 20,
+    turns: int = 3,
+    events_per_minute: int = 600,
+    start: int = 0,
+) -> Iterator[dict[str, object]]:
+    """Yield ``events`` traffic events in time order (integer epoch seconds), as in
+    SHARON's traffic scenario: ``vehicles`` drive on a street map (``streets`` streets,
+    each leading to ``turns`` others, fixed by the seed); each event is a vehicle
+    entering a street (its type: OakSt, MainSt, ...) at a speed. Routes repeat where
+    streets lead to few others, so that route queries share sub-sequences."""
+    if events < 0 or vehicles < 1 or turns < 1 or events_per_minute < 1:
+        raise ValueError("events >= 0, vehicles, turns and events_per_minute >= 1")
+    if not 2 <= streets <= len(STREET_NAMES):
+        raise ValueError(f"streets: between 2 and {len(STREET_NAMES)}")
+    rng = random.Random(seed)
+    names = [f"{n}St" for n in STREET_NAMES[:streets]]
+    leads = [
+        rng.sample([j for j in range(streets) if j != i], min(turns, streets - 1))
+        for i in range(streets)
+    ]
+    at = [rng.randrange(streets) for _ in range(vehicles)]
+    speed = [rng.randint(20, 60) for _ in range(vehicles)]
+    for i in range(events):
+        time = start + (i * 60) // events_per_minute
+        v = rng.randrange(vehicles)
+        at[v] = rng.choice(leads[at[v]])
+        speed[v] = max(5, min(90, speed[v] + rng.randint(-10, 10)))
+        yield {"type": names[at[v]], "time": time, "vehicle": v, "speed": speed[v]}
 
 
 RIDESHARE_COLUMNS = (

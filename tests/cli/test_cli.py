@@ -149,6 +149,58 @@ def test_generate_then_run_the_bundled_workload(tmp_path: Path) -> None:
     assert err == ""
 
 
+def test_generate_sharons_streams_then_run_sharon_on_them(tmp_path: Path) -> None:
+    """ecommerce: customers' item views after rarer entry points; traffic: each vehicle
+    goes from a street to one the map leads to. Both seeded (the same bytes again), in
+    time order, and runnable: sharon's rows on them equal greta's."""
+    from trendagg.generate import ENTRY_TYPES
+
+    shop = tmp_path / "shop.csv"
+    code, _, err = cli(
+        "generate", "ecommerce", "-n", "4000", "--entry-share", "0.1", "-o", str(shop)
+    )
+    assert code == 0, err
+    again = tmp_path / "again.csv"
+    assert (
+        cli("generate", "ecommerce", "-n", "4000", "--entry-share", "0.1", "-o", str(again))[0] == 0
+    )
+    assert shop.read_bytes() == again.read_bytes()
+    lines = shop.read_text().splitlines()
+    assert lines[0] == "type,time,customer,price"
+    rows = [line.split(",") for line in lines[1:]]
+    times = [int(r[1]) for r in rows]
+    assert times == sorted(times) and {r[2] for r in rows} == {str(c) for c in range(20)}
+    entries = sum(r[0] in ENTRY_TYPES for r in rows)
+    assert 300 < entries < 500  # (a tenth of 4,000)
+    assert len({r[0] for r in rows if r[0].startswith("Item")}) == 50
+    roads = tmp_path / "roads.jsonl"
+    code, _, err = cli("generate", "traffic", "-n", "3000", "--streets", "8", "-o", str(roads))
+    assert code == 0, err
+    events = [json.loads(x) for x in roads.read_text().splitlines()]
+    leads: dict[object, set[object]] = {}
+    last: dict[object, object] = {}
+    for e in events:
+        if e["vehicle"] in last:
+            leads.setdefault(last[e["vehicle"]], set()).add(e["type"])
+        last[e["vehicle"]] = e["type"]
+    assert len(leads) == 8 and all(len(to) == 3 for to in leads.values())
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "a: RETURN COUNT(*), SUM(I2.price) PATTERN SEQ(Login L, Item01 I1, Item02 I2) "
+        "WHERE [customer] WITHIN 1 min SLIDE 30 s;\n"
+        "b: RETURN COUNT(*), SUM(I2.price) PATTERN SEQ(Search S, Item01 I1, Item02 I2) "
+        "WHERE [customer] WITHIN 1 min SLIDE 30 s;\n"
+        "c: RETURN COUNT(*) PATTERN SEQ(Ad A, Item01 I1, Item02 I2) WHERE [customer] WITHIN 1 min "
+        "SLIDE 30 s;\n"
+    )
+    outs = {}
+    for strategy in ("sharon", "greta"):
+        code, out, err = cli("run", str(queries), str(shop), "--strategy", strategy, "--quiet")
+        assert code == 0, err
+        outs[strategy] = sorted(out.splitlines())
+    assert outs["sharon"] == outs["greta"] and len(outs["greta"]) > 0
+
+
 def test_generated_parquet_has_row_groups_spark_can_split(tmp_path: Path) -> None:
     """Spark reads a Parquet file in splits of whole row groups: the generator writes
     row groups of ROW_GROUP rows, not pyarrow's default of 1,048,576 (one task)."""

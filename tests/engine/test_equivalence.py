@@ -12,7 +12,8 @@ queries the kernel supports to it (the rest stay in Python, in the same run).
 It runs again over streams whose attribute x holds integers and decimals both:
 each output keeps its kind (a SUM of integers is an integer, one that saw a
 decimal a decimal), in both executors. sharon runs its SEQ queries under SHARON's
-plan and the others under the hamlet plan, in one run (its own tests, with
+plan and the others under the hamlet plan, in one run, and aseq (SHARON's baseline)
+its SEQ queries by A-Seq, the others by GRETA (their own tests, with
 workloads that share sub-sequences, are ``tests/reference/test_sharon_execution.py``).
 """
 
@@ -29,7 +30,7 @@ MATRIX = [
     (strategy, compiled)
     for strategy in ("greta", "hamlet-static", "hamlet", "sharon")
     for compiled in (False, True)
-]
+] + [("aseq", False)]
 
 
 def assert_equals_twostep(

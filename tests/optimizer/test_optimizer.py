@@ -59,6 +59,20 @@ def test_explain_sharon_golden(case: Path, engine: str) -> None:
     assert out.getvalue() == expected.read_text(encoding="utf-8")
 
 
+def test_explain_plot_draws_sharons_graph(tmp_path: Path) -> None:
+    case = SHARON_CASES[0]
+    picture = tmp_path / "graph.png"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["explain", str(case), "--strategy", "sharon", "--plot", str(picture)]
+    assert main(argv, out, err) == 0, err.getvalue()
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
+    assert f"drew SHARON's graph to {picture}" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["explain", str(case), "--plot", str(tmp_path / "x.png")], out, err) == 2
+    assert "use it with --strategy sharon" in err.getvalue()
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_explain_sharon_estimates_the_rates_as_run_does(tmp_path: Path) -> None:
     """With events, explain plans with the rates run estimates from the first events,
     and runs it: sharon's rows there equal greta's."""

@@ -40,6 +40,7 @@ def _run(
     rows = run_strategy(plans, events, "sharon", plan=plan)
     assert canon(rows) == canon(run_strategy(plans, events, "greta"))
     assert canon(rows) == canon(run_strategy(plans, events, "twostep"))
+    assert canon(rows) == canon(run_strategy(plans, events, "aseq"))
     return rows
 
 
@@ -62,6 +63,22 @@ def test_example_3_count_combination_of_a_shared_suffix() -> None:
     for shared in [("C", "D"), ("B", "C", "D"), ("B", "C")]:
         rows = _run(text, events, [SharedSequence(shared, ("q1", "q2"), 0.0)])
         assert _counts(rows) == {"q1": 7, "q2": 5}
+
+
+def test_aseq_keeps_a_record_per_start_event() -> None:
+    """A-Seq (spec section 2.2, Ex. 1 and 2): a record per START; E1's count(A, B) goes
+    1 -> 3 at b4; in E2's windows a1 has expired when b5 comes."""
+    from trendagg.reference.aseq import ASeqRuntime
+
+    (plan,) = compile_workload(parse("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 4 s SLIDE 1 s;"))
+    rt = ASeqRuntime(plan)
+    for t, batch in [(1, "A"), (2, "AB"), (4, "B")]:
+        rt.process(t, [(kind, {}) for kind in batch])
+    assert [r.time for r in rt.live[()]] == [1, 2]
+    assert [r.vecs[1][0] for r in rt.live[()]] == [2, 1]  # (a1: b2, b4; a2: b4): 3 in all
+    rows = rt.advance_to(5)  # windows ending by 5 close: [-1, 3), [0, 4), [1, 5)
+    assert [(r.window_start, r.values["COUNT(*)"]) for r in rows] == [(-1, 1), (0, 1), (1, 3)]
+    assert [r.time for r in rt.live[()]] == [2]  # (a1 is in no open window: expired)
 
 
 def test_example_2_windows_of_a_shared_sequence() -> None:
@@ -146,6 +163,7 @@ def test_sharon_equals_greta_and_twostep_under_the_optimizers_plan(
     assert canon(run_queries(queries, events, "greta")) == expected
     for compiled in (False, True):
         assert canon(run_queries(queries, events, "sharon", compiled=compiled)) == expected
+    assert canon(run_queries(queries, events, "aseq")) == expected  # (SHARON's baseline)
 
 
 def _random_plan(plans: list[QueryPlan], data: st.DataObject) -> list[SharedSequence]:

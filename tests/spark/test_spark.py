@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from helpers import run_text
 from trendagg.language import ast, to_text
-from workloads import shared_cases
+from workloads import seq_cases, shared_cases
 
 pytestmark = pytest.mark.spark
 
@@ -51,6 +51,22 @@ def test_spark_batch_equals_local_engine(
     text = to_text(ast.Workload(tuple(queries)))
     expected = local_rows(run_text(text, events, "greta"))
     assert spark_rows(aggregate_trends(frame(spark, events), text, partitions=3)) == expected
+
+
+@settings(max_examples=6, deadline=None)
+@given(seq_cases(max_queries=5, max_events=16))
+def test_spark_batch_runs_sharon_as_the_local_engine(
+    spark: Any, case: tuple[list[ast.Query], list[dict[str, object]]]
+) -> None:
+    """Each bucket's engine plans SHARON from its own first events: the plans may differ,
+    the rows never do."""
+    from trendagg.spark import aggregate_trends
+
+    queries, events = case
+    text = to_text(ast.Workload(tuple(queries)))
+    expected = local_rows(run_text(text, events, "greta"))
+    got = aggregate_trends(frame(spark, events), text, strategy="sharon", partitions=3)
+    assert spark_rows(got) == expected
 
 
 def test_partial_groups_from_several_spark_partitions_are_combined(spark: Any) -> None:

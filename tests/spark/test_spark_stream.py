@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from test_stream import FLUSH, _arrivals, _expected_late, _readers
 
 from helpers import canon, run_queries
-from trendagg.language import ast, to_text
+from trendagg.language import ast, parse, to_text
 from workloads import shared_cases
 
 pytestmark = pytest.mark.spark
@@ -158,6 +158,31 @@ def test_file_stream_equals_local_engine_on_generated_workloads(spark: Any, case
     assert (
         sorted((json.dumps(r["record"], sort_keys=True), r["queries"]) for r in late_read) == want
     )
+
+
+def test_a_sharon_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """--strategy sharon in a stream: each key's Runner plans from its first events and
+    is kept, plan and START groups, in the state store between micro-batches."""
+    text = (
+        "q1: RETURN COUNT(*), SUM(C.x) PATTERN SEQ(A, B, C, D) WHERE [g] WITHIN 10 s SLIDE 5 s;\n"
+        "q2: RETURN COUNT(*), SUM(C.x) PATTERN SEQ(E, B, C, D) WHERE [g] WITHIN 10 s SLIDE 5 s;\n"
+        "q3: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [g] WITHIN 10 s SLIDE 5 s;"
+    )
+    kinds = "AEACEDBCDCD"  # (B rare: SHARON shares (B, C, D) by q1 and q2, see explain)
+    events = [
+        {"type": kinds[i % len(kinds)], "time": i // 2, "x": i % 7, "g": i // 7 % 2}
+        for i in range(90)
+    ]
+    chunks = [events[:30], events[30:60], events[60:], [FLUSH]]
+    write_files(tmp_path / "in", chunks)
+    schema = "type string, time long, x long, g long"
+    got, stats = run_dir(
+        spark, text, tmp_path / "in", tmp_path / "out", tmp_path / "ckpt", strategy="sharon",
+        schema=schema,
+    )  # fmt: skip
+    expected = run_queries(list(parse(text).queries), events, "greta")
+    assert {r.query for r in expected} == {"q1", "q2", "q3"}
+    assert canon(got) == canon(expected)
 
 
 def test_a_restarted_stream_loses_nothing_and_duplicates_nothing(

@@ -52,6 +52,10 @@ def _python_executor(
     queries = sharing.on("python")
     if not queries:
         return None
+    if sharing.strategy == "aseq":
+        from trendagg.reference.aseq import ASeqExecutor
+
+        return ASeqExecutor(plans, sharing)
     if sharing.strategy == "sharon":
         from trendagg.reference.sharon import SharonExecutor
 

@@ -71,7 +71,8 @@ POOL_BYTES = 16 << 20
 #: an END's corrections, the events; see _engine): as many as POOL_BYTES holds, at least
 #: LAZY_POOL; grown 4x with a replay when full
 LAZY_POOL = 1 << 14
-MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1}  # (sharon: its other queries)
+# (sharon, aseq: the queries they leave to the kernel, under hamlet and greta)
+MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0}
 _EXACT_FLOAT_INT = 2**53
 
 State = namedtuple(

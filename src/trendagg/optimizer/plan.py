@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import InputError
 from trendagg.optimizer.candidates import Component, analyze
+from trendagg.optimizer.sharon import optimize, seq_query, sharon_blocker
 from trendagg.plan.compile import binding_rule
 from trendagg.plan.predicates import inexact_constant
 from trendagg.plan.windows import pane_length
@@ -46,8 +47,9 @@ from trendagg.plan.windows import pane_length
 if TYPE_CHECKING:
     from trendagg.plan.compile import QueryPlan
 
-STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon")
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon", "aseq")
 SHARON_ROUTE = "SHARON shares its sub-sequences; the kernel runs no SHARON plan yet"
+ASEQ_ROUTE = "A-Seq, SHARON's non-shared baseline, runs on the reference engine"
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,8 @@ def sharing_plan(
             why: str | None = "twostep enumerates trends"
         elif plan.name in shared:
             why = SHARON_ROUTE
+        elif strategy == "aseq" and sharon_blocker(plan) is None:
+            why = ASEQ_ROUTE
         elif not compiled:
             why = "the reference engine was asked for"
         else:
@@ -276,8 +280,6 @@ def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence])
     event types, two or more queries of its class that have them contiguously, bind
     each position's events alike and agree on window and partition attributes, and no
     query in two sub-sequences that overlap in it (SHARON's valid plan)."""
-    from trendagg.optimizer.sharon import seq_query, sharon_blocker
-
     by_name = {p.name: p for p in plans}
     taken: dict[str, list[tuple[int, int, str]]] = {}
     for seq in sequences:
@@ -324,8 +326,6 @@ def _sharon(
 ) -> tuple[Any, tuple[SharedSequence, ...]]:
     """SHARON's optimizer over the queries of its class: its answer and the chosen
     sub-sequences, in pattern order, each with its queries in workload order."""
-    from trendagg.optimizer.sharon import optimize, seq_query
-
     queries = [q for q in (seq_query(p) for p in plans) if q is not None]
     if rates is None:
         rates = {t: 1.0 for q in queries for t in q.types}

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.batch import EventBatch
-from trendagg.plan.compile import QueryPlan
+from trendagg.plan.compile import QueryPlan, binding_rule
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
 FACTOR_ONE = "factor-one"  # a missing prefix or suffix contributes the factor 1; none: 0
@@ -78,8 +78,6 @@ def seq_query(plan: QueryPlan) -> SeqQuery | None:
     (see :func:`sharon_blocker`)."""
     if sharon_blocker(plan) is not None:
         return None
-    from trendagg.plan.compile import binding_rule
-
     types = plan.template.types
     window = plan.window
     signature = (

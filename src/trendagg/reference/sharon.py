@@ -197,6 +197,8 @@ class SharonRuntime:
         self.parts: dict[tuple[object, ...], dict[int, _Window]] = {}  # key -> window -> state
         self.closed: int | None = None
         self.created = 0
+        self.groups = 0  # START groups opened
+        self.starts = 0  # events at a shared sub-sequence's first position, in a group
 
     def _segments(self, plan: QueryPlan) -> list[_Segment]:
         types = plan.template.types
@@ -299,12 +301,14 @@ class SharonRuntime:
                 _add(vecs, i, new, self.regs[where[0]])
             elif i == 0:  # a START: it joins the latest group if the snapshots agree
                 groups = window.groups.setdefault(where.index, [])
+                self.starts += 1
                 if groups and groups[-1].snaps == extra:
                     _add(groups[-1].vecs, 0, new, where.regs)
                 else:
                     vecs = [None] * len(where.pattern)
                     vecs[0] = new
                     groups.append(_Group(extra, vecs))
+                    self.groups += 1
             else:  # a later position of the group ``extra``
                 _add(extra.vecs, i, new, where.regs)
 
@@ -388,8 +392,16 @@ class SharonExecutor(HamletExecutor):
         self.runtimes = [*self.components, *self.sharon, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
+        """Partitions, HAMLET's counters, and SHARON's: the sub-sequences shared, the START
+        groups opened (a group per window in which a START finds new snapshots) and the
+        STARTs (one START event per window it falls in)."""
         super().report(stats)
         stats["partitions"] += sum(rt.created for rt in self.sharon)
+        stats["sharon"] = {
+            "sequences": sum(len(rt.sequences) for rt in self.sharon),
+            "groups": sum(rt.groups for rt in self.sharon),
+            "starts": sum(rt.starts for rt in self.sharon),
+        }
 
 
 __all__ = ["SharonExecutor", "SharonRuntime"]

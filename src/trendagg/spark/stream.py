@@ -348,7 +348,7 @@ def trend_stream(
     if strategy == "twostep":
         raise InputError(
             "the twostep reference builds trends at the end and cannot stream; "
-            "use hamlet, hamlet-static or greta"
+            "use hamlet, hamlet-static, greta, sharon or aseq"
         )
     if buckets is None:
         buckets = default_buckets(df.sparkSession)
