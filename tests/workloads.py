@@ -94,6 +94,27 @@ def _negation_focused(draw: st.DrawFn, pool: list[str]) -> ast.Pattern:
     return ast.Seq(positives + (ast.Not(negative),))
 
 
+def _query(
+    name: str,
+    returns: list[ast.ReturnItem],
+    body: ast.Pattern,
+    where: list[ast.Condition],
+    group_by: list[ast.PartAttr],
+    within: int,
+    slide: int | None,
+) -> ast.Query:
+    """The query of a generator's parts (a window in seconds; slide None: tumbling)."""
+    return ast.Query(
+        name,
+        tuple(returns),
+        body,
+        tuple(where),
+        tuple(group_by),
+        ast.Duration(within, "s"),
+        ast.Duration(slide, "s") if slide is not None else None,
+    )
+
+
 @st.composite
 def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
     pool = list(TYPES)
@@ -169,15 +190,7 @@ def queries(draw: st.DrawFn, name: str = "q1", max_depth: int = 2) -> ast.Query:
             returns.append(ast.ReturnItem(agg))
     within = draw(st.integers(2, 12))
     slide = draw(st.one_of(st.none(), st.integers(1, within + 2)))
-    return ast.Query(
-        name,
-        tuple(returns),
-        body,
-        tuple(where),
-        tuple(group_by),
-        ast.Duration(within, "s"),
-        ast.Duration(slide, "s") if slide is not None else None,
-    )
+    return _query(name, returns, body, where, group_by, within, slide)
 
 
 def pattern_types(p: ast.Pattern) -> list[str]:
@@ -299,15 +312,7 @@ def shared_query(draw: st.DrawFn, name: str, kleene: str = "B") -> ast.Query:
         )
     within = draw(st.sampled_from([4, 6, 8, 12]))
     slide = draw(st.sampled_from([None, 2, within // 2]))
-    return ast.Query(
-        name,
-        tuple(returns),
-        body,
-        tuple(where),
-        tuple(group_by),
-        ast.Duration(within, "s"),
-        ast.Duration(slide, "s") if slide else None,
-    )
+    return _query(name, returns, body, where, group_by, within, slide or None)
 
 
 @st.composite
@@ -368,15 +373,7 @@ def seq_query(draw: st.DrawFn, name: str, routes: list[list[str]]) -> ast.Query:
             returns.append(ast.ReturnItem(agg))
     within = draw(st.sampled_from([4, 8]))
     slide = draw(st.sampled_from([None, 2]))
-    return ast.Query(
-        name,
-        tuple(returns),
-        body,
-        tuple(where),
-        tuple(group_by),
-        ast.Duration(within, "s"),
-        ast.Duration(slide, "s") if slide else None,
-    )
+    return _query(name, returns, body, where, group_by, within, slide or None)
 
 
 @st.composite

@@ -23,8 +23,8 @@ from typing import Any
 from trendagg.io.results import ResultRow
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import Vec, result_row
-from trendagg.reference.greta import GretaExecutor, QueryRuntime
+from trendagg.plan.layout import Vec
+from trendagg.reference.greta import GretaExecutor, QueryRuntime, group_rows
 from trendagg.reference.registers import Registers
 
 
@@ -127,21 +127,9 @@ class ASeqRuntime:
         return self._close(None)
 
     def _close(self, closed: int | None) -> list[ResultRow]:
-        plan = self.plan
         rows: list[ResultRow] = []
         for k in sorted(k for k in self.results if closed is None or k < closed):
-            groups: dict[tuple[object, ...], Vec] = {}
-            for key, vec in self.results.pop(k).items():
-                if not vec[0]:
-                    continue
-                group = tuple(key[p] for p in plan.group_positions)
-                acc = groups.get(group)
-                if acc is None:
-                    groups[group] = list(vec)
-                else:
-                    self.regs.add_into(acc, vec)
-            for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(result_row(plan, k, group, vec))
+            rows += group_rows(self.plan, self.regs, k, self.results.pop(k).items())
         return rows
 
 

@@ -608,31 +608,43 @@ class QueryRuntime:
     def _fold(self, closed: int | None) -> list[ResultRow]:
         done = sorted(k for k in self.pending_windows if closed is None or k < closed)
         rows: list[ResultRow] = []
-        plan = self.plan
         for k in done:
-            groups: dict[tuple[object, ...], Vec] = {}
+            totals = []
             for key in self.pending_windows.pop(k):
                 part = self.partitions.get(key)
-                if part is None:
-                    continue
-                total = part.pending.pop(k, None)
-                if total is None:
-                    continue
-                vec = total.value()
-                if not vec[0]:
-                    continue
-                group = tuple(key[p] for p in plan.group_positions)
-                acc = groups.get(group)
-                if acc is None:
-                    groups[group] = list(vec)
-                else:
-                    self.regs.add_into(acc, vec)
-            for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                rows.append(result_row(plan, k, group, vec))
+                total = None if part is None else part.pending.pop(k, None)
+                if total is not None:
+                    totals.append((key, total.value()))
+            rows += group_rows(self.plan, self.regs, k, totals)
         return rows
 
     def finish(self) -> list[ResultRow]:
         return self._fold(None)
+
+
+def group_rows(
+    plan: QueryPlan,
+    regs: Registers,
+    k: int,
+    totals: Iterable[tuple[tuple[object, ...], Vec | None]],
+) -> list[ResultRow]:
+    """The rows of window k: the registers of each partition key (positions of
+    ``plan.partition_attrs``) added up per group, in the order of the groups' repr; a
+    group without trends has no row."""
+    groups: dict[tuple[object, ...], Vec] = {}
+    for key, vec in totals:
+        if vec is None or not vec[0]:
+            continue
+        group = tuple(key[p] for p in plan.group_positions)
+        acc = groups.get(group)
+        if acc is None:
+            groups[group] = list(vec)
+        else:
+            regs.add_into(acc, vec)
+    return [
+        result_row(plan, k, group, vec)
+        for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0]))
+    ]
 
 
 class _Any:

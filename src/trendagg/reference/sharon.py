@@ -39,7 +39,8 @@ from typing import Any
 from trendagg.io.results import ResultRow
 from trendagg.optimizer.plan import SharedSequence, SharingPlan
 from trendagg.plan.compile import QueryPlan
-from trendagg.plan.layout import AggLayout, Vec, result_row
+from trendagg.plan.layout import AggLayout, Vec
+from trendagg.reference.greta import group_rows
 from trendagg.reference.hamlet import HamletExecutor
 from trendagg.reference.registers import Registers
 
@@ -340,25 +341,15 @@ class SharonRuntime:
         rows: list[ResultRow] = []
         for plan in self.plans:
             r = len(self.segments[plan.name])
-            regs = self.regs[plan.name]
+            # (keys hold the sorted partition names' values: as the plan orders them)
+            order = [self.names.index(a.name) for a in plan.partition_attrs]
             for k in done:
-                groups: dict[tuple[object, ...], Vec] = {}
-                for key, windows in self.parts.items():
-                    window = windows.get(k)
-                    if window is None:
-                        continue
-                    vec = self.out(window, plan.name, r)
-                    if vec is None or not vec[0]:
-                        continue
-                    values = dict(zip(self.names, key, strict=True))
-                    group = tuple(values[a.name] for a in plan.group_attrs)
-                    acc = groups.get(group)
-                    if acc is None:
-                        groups[group] = list(vec)
-                    else:
-                        regs.add_into(acc, vec)
-                for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-                    rows.append(result_row(plan, k, group, vec))
+                totals = [
+                    (tuple(key[i] for i in order), self.out(windows[k], plan.name, r))
+                    for key, windows in self.parts.items()
+                    if k in windows
+                ]
+                rows += group_rows(plan, self.regs[plan.name], k, totals)
         for key in list(self.parts):
             windows = self.parts[key]
             for k in [k for k in windows if closed is None or k < closed]:
