@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark profile check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-sharon profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -69,6 +69,9 @@ bench-edge: $(VENV)/.bench
 # the 50-query workload at 1M and 10M events, the varied one at 1M (about 10 minutes here)
 bench-spark: $(VENV)/.bench
 	$(BIN)/python benchmarks/spark_batch.py --stream --cluster
+
+bench-sharon: $(VENV)/.bench
+	$(BIN)/python benchmarks/sharon_sequences.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
