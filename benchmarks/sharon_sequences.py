@@ -64,8 +64,15 @@ def child(config: dict[str, object]) -> dict[str, object]:
     from trendagg.plan.compile import compile_workload
     from workloads import sequence_workload
 
-    plans = compile_workload(parse(sequence_workload(int(config["k"]), int(config["length"]))))  # type: ignore[call-overload]
-    if config["strategy"] in OPTIMIZERS:
+    items = int(config.get("items", 50))  # type: ignore[call-overload]
+    workload = sequence_workload(
+        int(config["k"]),  # type: ignore[call-overload]
+        int(config["length"]),  # type: ignore[call-overload]
+        chunks=min(16, items // 2),
+        items=items,
+    )
+    plans = compile_workload(parse(workload))
+    if config.get("part") == "optimizer":
         queries = [q for q in (seq_query(p) for p in plans) if q is not None]
         sample = from_records(ecommerce(100_000, events_per_minute=600, seed=11)).events
         rates = estimate_rates(plans, sample)  # (the stream's, as a run estimates them)
@@ -91,7 +98,13 @@ def child(config: dict[str, object]) -> dict[str, object]:
             "timed_out": plan.timed_out if config["strategy"] == "sharon" else False,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
-    records = ecommerce(int(config["events"]), events_per_minute=int(config["epm"]), seed=11)  # type: ignore[call-overload]
+    records = ecommerce(
+        int(config["events"]),  # type: ignore[call-overload]
+        events_per_minute=int(config["epm"]),  # type: ignore[call-overload]
+        items=items,
+        entry_share=float(config.get("entry", 0.05)),  # type: ignore[arg-type]
+        seed=11,
+    )
     events = from_records(records).events
     strategy = str(config["strategy"])
     compiled = strategy.endswith("-compiled")
@@ -138,7 +151,11 @@ def child(config: dict[str, object]) -> dict[str, object]:
 def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
     """Median of ``repeats`` runs, each in a fresh process."""
     runs = []
-    timeout = EXHAUSTIVE_TIMEOUT if config["strategy"] in ("exhaustive", "unbounded") else None
+    searches = config.get("part") == "optimizer" and config["strategy"] in (
+        "exhaustive",
+        "unbounded",
+    )
+    timeout = EXHAUSTIVE_TIMEOUT if searches else None
     for _ in range(repeats):
         try:
             proc = subprocess.run(
@@ -179,6 +196,7 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
     ks = [20, 40] if quick else [20, 40, 80, 120]
     epms = [300, 1_200] if quick else [300, 600, 1_200, 2_400]
     lengths = [4, 8] if quick else [4, 8, 16, 30]
+    entries = [0.01, 0.2] if quick else [0.005, 0.02, 0.05, 0.2]
     return [
         (
             "queries (length 4, 600 events/min)",
@@ -195,12 +213,20 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
             "length",
             [{**base, "k": 20, "length": m, "strategy": s} for m in lengths for s in STRATEGIES],
         ),
+        (
+            "share of entry events (40 queries over 12 item types, length 4): few entry "
+            "events, few START groups",
+            "entry",
+            [{**base, "items": 12, "entry": e, "strategy": s} for e in entries for s in STRATEGIES],
+        ),
     ]
 
 
 def optimizer_experiment(quick: bool) -> list[dict[str, object]]:
     ks = [10, 20] if quick else [10, 20, 30, 50, 70]
-    return [{"k": k, "length": 8, "strategy": s} for k in ks for s in OPTIMIZERS]
+    return [
+        {"part": "optimizer", "k": k, "length": 8, "strategy": s} for k in ks for s in OPTIMIZERS
+    ]
 
 
 def table(rows: list[dict[str, object]], vary: str) -> list[str]:

@@ -133,6 +133,7 @@ def sequence_workload(
     *,
     chunk: int = 2,
     chunks: int = 16,
+    items: int = 50,
     window: str = "WITHIN 1 min SLIDE 30 s",
     seed: int = 3,
 ) -> str:
@@ -144,12 +145,12 @@ def sequence_workload(
     import random
 
     rng = random.Random(seed)
-    items = [f"Item{i + 1:02d}" for i in range(50)]
-    rng.shuffle(items)
+    names = [f"Item{i + 1:02d}" for i in range(items)]  # (the generator's item types)
+    rng.shuffle(names)
     parts = (length - 1 + chunk - 1) // chunk
-    if parts * chunk > 50 or chunks * chunk > 50 or parts > chunks:
+    if chunks * chunk > items or parts > chunks:
         raise ValueError("the items run out: fewer chunks, or shorter ones")
-    pool = [items[i * chunk : (i + 1) * chunk] for i in range(chunks)]
+    pool = [names[i * chunk : (i + 1) * chunk] for i in range(chunks)]
     seen: set[str] = set()
     lines = []
     misses = 0
