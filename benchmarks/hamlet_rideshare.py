@@ -197,7 +197,16 @@ def table(rows: list[dict[str, object]], vary: str) -> list[str]:
     return lines
 
 
-def plot(groups: list[tuple[str, str, list[dict[str, object]]]], path: Path) -> None:
+HAMLET_STYLES = {"hamlet": "o-", "hamlet-static": "s--", "greta": "^:"}
+
+
+def plot(
+    groups: list[tuple[str, str, list[dict[str, object]]]],
+    path: Path,
+    styles: dict[str, str] = HAMLET_STYLES,
+) -> None:
+    """Events per second along each group's axis, a line per strategy of ``styles``
+    (strategy -> matplotlib line style), over the group's first event count."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -205,7 +214,7 @@ def plot(groups: list[tuple[str, str, list[dict[str, object]]]], path: Path) -> 
 
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 4))
     for ax, (title, vary, rows) in zip(axes, groups, strict=True):
-        for strategy, style in (("hamlet", "o-"), ("hamlet-static", "s--"), ("greta", "^:")):
+        for strategy, style in styles.items():
             pts = sorted(
                 (r[vary], r["events_per_s"])
                 for r in rows
@@ -217,7 +226,7 @@ def plot(groups: list[tuple[str, str, list[dict[str, object]]]], path: Path) -> 
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=strategy)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(vary)
-        ax.set_ylabel("events per second (median of 3)")
+        ax.set_ylabel("events per second (median)")
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)

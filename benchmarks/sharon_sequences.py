@@ -34,7 +34,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE))
+from hamlet_rideshare import machine, plot  # noqa: E402
+
 STRATEGIES = ["sharon", "sharon-greedy", "aseq", "greta", "greta-compiled", "hamlet-compiled"]
 EXHAUSTIVE_TIMEOUT = 20.0
 # sharon: the level search with a run's time budget (0.5 s, then GWMIN's plan for the rest);
@@ -54,12 +56,11 @@ def child(config: dict[str, object]) -> dict[str, object]:
     """Run one configuration in this process and measure it."""
     import resource
 
-    sys.path.insert(0, str(HERE))
     from trendagg.engine import run_strategy
     from trendagg.generate import ecommerce
     from trendagg.io import from_records
     from trendagg.language import parse
-    from trendagg.optimizer.plan import SharedSequence, sharing_plan
+    from trendagg.optimizer.plan import sequences_of, sharing_plan
     from trendagg.optimizer.sharon import estimate_rates, exhaustive, gwmin, optimize, seq_query
     from trendagg.plan.compile import compile_workload
     from workloads import sequence_workload
@@ -115,16 +116,8 @@ def child(config: dict[str, object]) -> dict[str, object]:
         clock = time.perf_counter()
         plan = sharing_plan(plans, "sharon", rates=estimate_rates(plans, events))
         if strategy == "sharon-greedy":
-            graph = plan.sharon.graph
-            order = {p.name: i for i, p in enumerate(plans)}
-            plan = sharing_plan(
-                plans,
-                "sharon",
-                sequences=[
-                    SharedSequence(c.pattern, tuple(sorted(c.queries, key=order.__getitem__)), 0.0)
-                    for c in (graph.vertices[v] for v in plan.sharon.greedy)
-                ],
-            )
+            greedy = sequences_of(plans, plan.sharon.graph, plan.sharon.greedy)
+            plan = sharing_plan(plans, "sharon", sequences=greedy)
         planning = time.perf_counter() - clock
     started = time.perf_counter()
     stats: dict[str, object] = {}
@@ -176,18 +169,6 @@ def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
         values = [r[key] for r in runs]
         out[key] = statistics.median(values) if key != "result_digest" else values[0]
     return out
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
@@ -274,33 +255,6 @@ def optimizer_table(rows: list[dict[str, object]]) -> list[str]:
     return lines
 
 
-def plot(groups: list[tuple[str, str, list[dict[str, object]]]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 4))
-    styles = ["o-", "o--", "s:", "^-", "v-.", "d-."]
-    for ax, (title, vary, rows) in zip(axes, groups, strict=True):
-        for strategy, style in zip(STRATEGIES, styles, strict=True):
-            pts = sorted(
-                (r[vary], r["events_per_s"])
-                for r in rows
-                if r["strategy"] == strategy and r["status"] == "ok"
-            )
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=strategy)
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(vary)
-        ax.set_ylabel("events per second (median)")
-        ax.set_yscale("log")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -352,7 +306,8 @@ def execution(quick: bool, repeats: int) -> None:
         plotted.append((title, vary, rows))
         everything += rows
     write_csv(everything, RESULTS / "sharon_sequences.csv")
-    plot(plotted, RESULTS / "sharon_sequences.png")
+    styles = dict(zip(STRATEGIES, ["o-", "o--", "s:", "^-", "v-.", "d-."], strict=True))
+    plot(plotted, RESULTS / "sharon_sequences.png", styles)
     head = [
         "# SHARON: shared sub-sequences against GRETA and A-Seq (ecommerce stream)",
         "",

@@ -330,16 +330,24 @@ def _sharon(
     if rates is None:
         rates = {t: 1.0 for q in queries for t in q.types}
     chosen = optimize(queries, rates)
+    return chosen, sequences_of(plans, chosen.graph, chosen.chosen)
+
+
+def sequences_of(
+    plans: list[QueryPlan], graph: Any, vertices: Sequence[int]
+) -> tuple[SharedSequence, ...]:
+    """The candidates ``vertices`` of a SHARON graph (an optimizer's plan: SHARON's, or
+    GWMIN's ``greedy``) as the plan's shared sub-sequences, each with its BValue and its
+    queries in workload order."""
     order = {p.name: i for i, p in enumerate(plans)}
-    sequences = tuple(
+    return tuple(
         SharedSequence(
-            c.pattern,
-            tuple(sorted(c.queries, key=order.__getitem__)),
-            chosen.graph.weights[v],
+            graph.vertices[v].pattern,
+            tuple(sorted(graph.vertices[v].queries, key=order.__getitem__)),
+            graph.weights[v],
         )
-        for v, c in zip(chosen.chosen, chosen.candidates, strict=True)
+        for v in vertices
     )
-    return chosen, sequences
 
 
 def _compiled_bursts(

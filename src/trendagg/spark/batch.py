@@ -414,9 +414,9 @@ def _final(h: int, length: int) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def spark_hash_long(value: int, seed: int = 42) -> int:
+def spark_hash_long(value: int) -> int:
     """Spark's ``hash`` of a bigint (Murmur3_x86_32.hashLong, seed 42), as a signed int."""
-    return _final(_murmur(_murmur(seed & _MASK, value & _MASK), (value >> 32) & _MASK), 8)
+    return _final(_murmur(_murmur(42, value & _MASK), (value >> 32) & _MASK), 8)
 
 
 def spark_hash_ints(*values: int) -> int:

@@ -102,7 +102,9 @@ def default_buckets(spark: Any) -> int:
     events in ten micro-batches, 50 queries, 2 cores: 64 keys took 48.6 s and 8 keys
     37.6 s with a compile on the other core; quiet, 8 keys in 4 partitions took 26.3 s,
     4 in 4 25.2 s and 2 in 2 22.0 s)."""
-    return max(1, int(spark.sparkContext.defaultParallelism))
+    from trendagg.spark.batch import default_partitions
+
+    return default_partitions(spark)  # (the cores, as batch's buckets)
 
 
 def stream_partitions(spark: Any) -> int:
@@ -113,7 +115,7 @@ def stream_partitions(spark: Any) -> int:
     conf = spark.sparkContext.getConf()
     if conf.contains("spark.sql.shuffle.partitions"):
         return int(conf.get("spark.sql.shuffle.partitions"))
-    return max(1, int(spark.sparkContext.defaultParallelism))
+    return default_buckets(spark)
 
 
 def key_labels(groups: int, buckets: int, partitions: int) -> list[list[int]]:
