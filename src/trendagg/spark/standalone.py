@@ -75,7 +75,9 @@ def standalone_cluster(
                     state = json.load(r)
                 if sum(w["state"] == "ALIVE" for w in state["workers"]) == workers:
                     break
-            except OSError:
+            except (OSError, ValueError):
+                # not up yet; a master whose web UI is still starting answers /json/ with
+                # its HTML page (seen once in CI), which is not JSON either
                 pass
             if time.monotonic() > deadline:
                 logs = "\n".join(p.read_text()[-2000:] for p in folder.glob("daemon*.log"))
