@@ -12,7 +12,7 @@ processors, so a restart (new processors, same store) can be simulated.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from trendagg.plan.compile import compile_workload
 from trendagg.spark.partials import query_groups
 from trendagg.spark.records import RECORD, Reading
 from trendagg.spark.stream import (
-    _ROUTED_COLUMNS,
+    _KEYED_COLUMNS,
     StreamStats,
     _router,
     _Sink,
@@ -82,9 +82,11 @@ def run_stream(
     strategy: str = "hamlet",
     restart_after: int | None = None,
     fmt: str = "jsonl",
+    after_batch: Callable[[int, dict[Any, Any]], None] | None = None,
 ) -> tuple[list[Any], StreamStats]:
     """Rows written by a stream whose micro-batches bring ``chunks`` (then one empty batch);
-    with another ``fmt`` than jsonl, the files are written in it and no rows are read back."""
+    with another ``fmt`` than jsonl, the files are written in it and no rows are read back.
+    ``after_batch(b, store)`` is called after each micro-batch b with the state store."""
     import pandas as pd
     import pyarrow as pa
 
@@ -115,12 +117,12 @@ def run_stream(
             texts = pa.array([json.dumps(r) for r in chunk], pa.string())
             for routed in route(iter(pa.table({RECORD: texts}).to_batches())):
                 for row in zip(
-                    *(routed.column(c).to_pylist() for c in _ROUTED_COLUMNS), strict=True
+                    *(routed.column(c).to_pylist() for c in _KEYED_COLUMNS), strict=True
                 ):
                     keyed.setdefault((row[0], row[1]), []).append(list(row))
         out: list[dict[str, Any]] = []
         for key, rows in keyed.items():
-            frame = pd.DataFrame(rows, columns=[f"_{i}" for i in range(len(_ROUTED_COLUMNS))])
+            frame = pd.DataFrame(rows, columns=[f"_{i}" for i in range(len(_KEYED_COLUMNS))])
             for f in processor(key).handleInputRows(key, iter([frame]), _TimerValues(watermark_ms)):
                 out.extend(f.to_dict("records"))
         for key in list(timers):
@@ -132,6 +134,8 @@ def run_stream(
                     ):
                         out.extend(f.to_dict("records"))
         sink.write(b, out)
+        if after_batch is not None:
+            after_batch(b, store)
         if chunk:
             top = max(float(r["time"]) for r in chunk)  # type: ignore[arg-type]
             latest = top if latest is None else max(latest, top)

@@ -163,6 +163,49 @@ def test_windows_are_written_once_the_watermark_passes_them(tmp_path: Path) -> N
     assert late["record"] == {"type": "B", "time": 3} and "watermark 12" in late["reason"]
 
 
+def test_events_are_fed_in_their_micro_batch_and_rows_wait_for_the_watermark(
+    tmp_path: Path,
+) -> None:
+    """An event before the latest time of its micro-batch minus the lateness cannot be
+    followed by an earlier one that counts (that one would be late), so it is fed at once
+    instead of waiting in the state for the next watermark; the windows it closes are
+    written all the same in the micro-batch whose watermark passes them, so that every
+    key's partial rows of a window come together (here the group spans the keys of two
+    drivers, and one key closes a window a micro-batch before the other)."""
+    from trendagg.engine.state import StateCodec
+    from trendagg.language import parse
+    from trendagg.plan.compile import compile_workload
+
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [d] WITHIN 10 s"
+    per_driver = [("A", 1), ("B", 3), ("B", 5), ("A", 11), ("B", 12)]
+    chunks = [
+        [{"type": k, "time": t, "d": d} for k, t in per_driver for d in (1, 2)],
+        [{"type": "B", "time": 25, "d": 1}],  # watermark 12 - 2: writes [0, 10)
+    ]  # (then an empty micro-batch, watermark 25 - 2: writes [10, 20))
+    codec = StateCodec(compile_workload(parse(text)))
+    seen: dict[int, list[tuple[list[Any], list[Any]]]] = {}
+
+    def look(b: int, store: dict[Any, Any]) -> None:
+        for v in sorted(store.values(), key=lambda v: bytes(v.value[0]) if v.exists() else b""):
+            if v.exists():
+                state = codec.loads(bytes(v.value[0]))
+                held = [r.window_start for r in state.held]
+                seen.setdefault(b, []).append((state.pending.time_values(), held))
+
+    got, _ = run_stream(text, chunks, 2, tmp_path, after_batch=look)
+    # no watermark yet: each driver's key fed up to 12 - 2 (less a ms); only 11 and 12 wait
+    assert sorted(seen[0]) == [([11, 12], []), ([11, 12], [])]
+    # watermark 10: driver 1's key fed up to 25 - 2 and closed [10, 20), held for the
+    # watermark; driver 2's (no input, its timer at 10) fed up to 10
+    assert sorted(seen[1]) == [([11, 12], []), ([25], [10])]
+    files_written = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert files_written == ["part-00000001.jsonl", "part-00000002.jsonl"]
+    assert [(r.window_start, r.values) for r in got] == [
+        (0, {"COUNT(*)": 6}),
+        (10, {"COUNT(*)": 2}),
+    ]
+
+
 def test_rejected_rows_are_written_with_reasons(tmp_path: Path) -> None:
     text = "q: RETURN SUM(B.v) PATTERN SEQ(A, B+) WITHIN 10 s"
     chunks = [

@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trendagg.errors import InputError
-from trendagg.spark.partials import QueryGroup, check_frame_columns, prepare
+from trendagg.spark.partials import ARROW_ROWS, QueryGroup, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
@@ -69,7 +69,6 @@ _OUT = (
 )
 _NAMES = ("kind", "label", "seq", "blob", "row_id", "reason", "record", "rows", "blank")
 _RESULT_ROWS = 20_000  # result rows per output row of a task
-_ARROW_ROWS = 100_000  # input rows per Arrow batch of step 1
 
 
 def _out_schema(pa: Any) -> Any:
@@ -543,11 +542,10 @@ def _run(
     ran = routed.repartition(n, F.col("label")).mapInArrow(
         _engines(text, strategy, trend_limit), _OUT
     )
-    # Arrow batches of 100,000 rows into the Python steps (Spark's default of 10,000 costs
-    # step 1 a third more: its work per batch is per group and bucket); for this job only
+    # Arrow batches of ARROW_ROWS rows into the Python steps, for this job only
     conf, key = spark.conf, "spark.sql.execution.arrow.maxRecordsPerBatch"
     before = conf.get(key, None)
-    conf.set(key, str(_ARROW_ROWS))
+    conf.set(key, str(ARROW_ROWS))
     try:
         table = ran.toArrow()  # (Arrow: far quicker than Row objects)
     finally:

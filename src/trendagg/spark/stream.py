@@ -42,6 +42,7 @@ are written when it runs again and time moves on.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import threading
@@ -54,6 +55,7 @@ from typing import Any
 from trendagg.errors import InputError
 from trendagg.limits import TIME_LIMIT, time_out_of_range
 from trendagg.spark.partials import (
+    ARROW_ROWS,
     check_frame_columns,
     combine,
     partial_cells,
@@ -81,6 +83,8 @@ _ROUTED = (
     "record string, n bigint, t double"
 )
 _ROUTED_COLUMNS = [c.split()[0] for c in _ROUTED.split(", ")][:-1]
+# what the keyed step gets, positionally: the router's columns, its batch's latest time
+_KEYED_COLUMNS = [*_ROUTED_COLUMNS, "t"]
 _FLOOR = -62_135_596_800.0  # year 1: the time of a batch without events (moves no watermark)
 
 # the rows of the keyed part; "query" holds the queries of a late event
@@ -374,7 +378,7 @@ def trend_stream(
     timed = timed.withWatermark(WATERMARK, f"{int(round(lateness * 1000))} milliseconds")
     # (without the event-time column, the stateful step gets the late events too: it
     # reports them, where Spark would drop them unsaid)
-    keyed = timed.select(*_ROUTED_COLUMNS)
+    keyed = timed.select(*_KEYED_COLUMNS)
     out = keyed.groupBy(GROUP, KEY).transformWithStateInPandas(
         statefulProcessor=_TrendProcessor(text, strategy, reading, lateness),
         outputStructType=_OUT,
@@ -462,18 +466,22 @@ def _processor_base() -> Any:
 
 
 class _Key:
-    """What a key keeps between micro-batches: its Runner, the events that wait for the
-    watermark (an EventBatch, in arrival order, or None), the latest time fed and the
-    time of its timer (ms; kept here, as listing the timers costs a call to the state
-    server per key and micro-batch)."""
+    """What a key keeps between micro-batches: its Runner, the events that wait (an
+    EventBatch, in arrival order, or None), the latest time fed, the time of its timer
+    (ms; kept here, as listing the timers costs a call to the state server per key and
+    micro-batch), the time before which no event of a later micro-batch can count
+    (``safe``, see :meth:`_TrendProcessor._safe`) and the rows of the windows that
+    closed there but that the watermark has not passed yet (``held``)."""
 
-    __slots__ = ("runner", "pending", "t_max", "timer")
+    __slots__ = ("runner", "pending", "t_max", "timer", "safe", "held")
 
     def __init__(self) -> None:
         self.runner: Any = None
         self.pending: Any = None
         self.t_max: Any = None
         self.timer: int | None = None
+        self.safe = float("-inf")
+        self.held: list[Any] = []
 
 
 # per Python worker: the workload's plans, groups, state codec and readers, by its text
@@ -521,6 +529,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self.strategy = strategy
         self.reading = reading
         self.lateness = lateness
+        self.lateness_ms = int(round(lateness * 1000))  # (the watermark's delay, as given Spark)
 
     # -- Spark's interface
 
@@ -540,7 +549,9 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         watermark = self._watermark(timerValues)
         out = _Output()
         parts: list[tuple[int, bytes]] = []
-        for pdf in rows:  # columns come positionally, in the order of _ROUTED_COLUMNS
+        seen = float("-inf")  # the latest time of the input batches this key's rows come from
+        for pdf in rows:  # columns come positionally, in the order of _KEYED_COLUMNS
+            seen = max(seen, float(pdf.iloc[:, 8].max()))
             kinds = pdf.iloc[:, 2].tolist()
             seqs, blobs = pdf.iloc[:, 3].tolist(), pdf.iloc[:, 4].tolist()
             reasons, records, counts = (pdf.iloc[:, c].tolist() for c in (5, 6, 7))
@@ -557,7 +568,9 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         parts.sort(key=lambda p: p[0])  # (the input's order within a micro-batch partition)
         events = concat([pickle.loads(blob) for _, blob in parts])
         st = self._load()
-        late = events.times < watermark
+        # (an event before the time fed up to is late: the next watermark is at least
+        # that time, so with Spark's watermark this is the watermark alone)
+        late = events.times < max(watermark, st.safe)
         if late.any():
             index = np.flatnonzero(late)
             taken = events.take(index)
@@ -578,6 +591,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             events = events.take(np.flatnonzero(~late))
         if len(events):
             st.pending = events if st.pending is None else concat([st.pending, events])
+        st.safe = max(st.safe, self._safe(seen))
         self._advance(group, st, watermark, out)
         self._save(group, st, watermark)
         yield from out.frames()
@@ -606,6 +620,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         ms = timer_values.getCurrentWatermarkInMs()
         return ms / 1000 if ms > 0 else float("-inf")
 
+    def _safe(self, seen: float) -> float:
+        """A time before which no event of a later micro-batch is fed, given that this
+        one's input holds an event at ``seen``: the next watermark is at least ``seen``
+        minus the lateness (Spark's, in ms; one ms less, for the rounding of times), and
+        an event before the watermark is late. So the events before it can be fed now
+        instead of waiting a micro-batch in the state."""
+        if seen == float("-inf"):
+            return seen
+        return (math.floor(seen * 1000) - self.lateness_ms - 1) / 1000
+
     def _records(self, events: Any) -> list[dict[str, object]]:
         """The events as the engine read them, one JSON object each (the late events'
         record): type, time and the attributes each has."""
@@ -623,19 +647,25 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         st: _Key = self.codec.loads(bytes(data))
         if isinstance(st.pending, list):  # a checkpoint that kept (time, type, attributes)
             st.pending = _as_batch(st.pending)
+        if not hasattr(st, "held"):  # a checkpoint from before events were fed early
+            st.safe, st.held = float("-inf"), []
         return st
 
     def _advance(self, group: int, st: _Key, watermark: float, out: _Output) -> None:
-        """Feed what the watermark has passed, in time order; close the windows ending by it."""
+        """Feed, in time order, the events before the watermark or the key's safe time
+        (whichever is later); close the windows that end by it. Rows of windows that end
+        after the watermark are held until it passes them: every key writes a window's
+        partial rows in the same micro-batch, which the sink combines."""
         import numpy as np
 
         from trendagg.engine import Runner
 
-        if watermark == float("-inf"):
+        bound = max(watermark, st.safe)
+        if bound == float("-inf"):
             return
         rows = []
         if st.pending is not None:
-            ready = st.pending.times < watermark
+            ready = st.pending.times < bound
             if ready.any():
                 batch = st.pending.take(np.flatnonzero(ready))
                 st.pending = None if ready.all() else st.pending.take(np.flatnonzero(~ready))
@@ -646,8 +676,13 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                 last = batch.time_values()[-1]
                 st.t_max = last if st.t_max is None else max(st.t_max, last)
         if st.runner is not None:
-            rows.extend(st.runner.advance(watermark))
+            rows.extend(st.runner.advance(bound))
+        if st.held:
+            rows = st.held + rows
+        st.held = [r for r in rows if r.window_end > watermark]
         for r in rows:
+            if r.window_end > watermark:
+                continue
             query, window, group_json, registers = partial_cells(r)
             out.add(
                 kind="row", query=query, window=window, group_json=group_json, registers=registers
@@ -656,18 +691,22 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
     def _save(self, group: int, st: _Key, watermark: float) -> None:
         """Keep the key (and a timer at its next window end), or drop it when it is done."""
         plans = self.plans[group]
-        done = st.pending is None and (
-            st.t_max is None or all(p.window.last_end(st.t_max) <= watermark for p in plans)
+        done = (
+            st.pending is None
+            and not st.held
+            and (st.t_max is None or all(p.window.last_end(st.t_max) <= watermark for p in plans))
         )
         if done:
             if st.timer is not None:
                 self.handle.deleteTimer(st.timer)
             self.state.clear()
             return
-        # the next window end after the watermark (before the first watermark: after the
-        # earliest waiting event), when this key has a window to close even without input
-        base = watermark if watermark != float("-inf") else st.pending.times.min().item()
-        nxt = min(p.window.end(p.window.closed_before(base)) for p in plans)
+        # the next window end after the time fed up to (before any: after the earliest
+        # waiting event), or a held row's, when this key has rows to write without input
+        bound = max(watermark, st.safe)
+        base = bound if bound != float("-inf") else st.pending.times.min().item()
+        ends = [p.window.end(p.window.closed_before(base)) for p in plans]
+        nxt = min(ends + [r.window_end for r in st.held])
         timer = int(-(-nxt * 1000 // 1))
         if timer != st.timer:
             if st.timer is not None:
@@ -868,7 +907,17 @@ def start_stream(
         writer = writer.trigger(availableNow=True)
     elif trigger:
         writer = writer.trigger(processingTime=trigger)
-    query = writer.queryName(f"trendagg-{int(_time.time())}").start()
+    # Arrow batches of 100,000 rows into the router, as batch's step 1 takes them (Spark's
+    # 10,000 cost a 500,000-event micro-batch 0.3 s more here: the router's work per
+    # batch is per key); a query keeps the session's settings of its start, so for this
+    # stream only
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(ARROW_ROWS))
+    try:
+        query = writer.queryName(f"trendagg-{int(_time.time())}").start()
+    finally:
+        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
     return query, stats
 
 
