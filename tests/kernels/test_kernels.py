@@ -539,6 +539,30 @@ def test_lanes_grow_across_small_chunks(monkeypatch: pytest.MonkeyPatch) -> None
     assert stats["kernel"]["rebuilds"] >= 1
 
 
+def test_the_events_kept_for_a_rebuild_hold_only_the_columns_the_queries_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel keeps the open windows' events for a rebuild, of the columns its queries
+    read only (a stream pickles them into its state each micro-batch): a rebuild from
+    them gives the exact rows."""
+    from trendagg.kernels.executor import CompiledExecutor
+    from trendagg.optimizer.plan import sharing_plan
+
+    monkeypatch.setattr(kexec, "CHUNK", 7)
+    text, records, count, total = _exact_case(400)
+    for r in records:
+        r["note"], r["w"] = "unread", 1  # (columns no query reads)
+    plans = compile_workload(parse(text))
+    kernel = CompiledExecutor(plans, sharing_plan(plans, "hamlet"))
+    events = from_records(records).events
+    assert {"v", "note", "w"} <= set(events.columns)
+    rows = kernel.feed(events, None)
+    assert kernel.rebuilds >= 1 and kernel._retained
+    assert all(set(b.columns) == {"v"} for b in kernel._retained)
+    rows += kernel.finish()
+    assert [r.values for r in rows] == [{"COUNT(*)": count, "SUM(B.v)": total}] * 2
+
+
 @pytest.mark.parametrize("chunk", [2, 3, 4])
 def test_a_time_group_across_a_kernel_chunk_boundary_runs_once(
     monkeypatch: pytest.MonkeyPatch, chunk: int

@@ -34,6 +34,7 @@ trend (every trend has an event of the qualified variable) and has no group.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections import namedtuple
@@ -55,7 +56,7 @@ from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renu
 from trendagg.kernels.times import pane_ids, ticks, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
-from trendagg.plan.compile import QueryPlan
+from trendagg.plan.compile import QueryPlan, attributes_read
 from trendagg.plan.layout import RowMaker, not_a_number
 from trendagg.plan.windows import as_number
 
@@ -237,6 +238,7 @@ class CompiledExecutor:
         self.sharing = sharing
         self.low: Lowered = lower(plans, sharing)
         self._retained: list[EventBatch] = []
+        self._reads = attributes_read(plans)  # (the columns a rebuild needs of them)
         self._tg = 0
         self.lanes = 1
         self.rebuilds = 0
@@ -767,6 +769,10 @@ class CompiledExecutor:
         if not starts:
             return
         oldest = min(starts)
+        if not self._reads.issuperset(batch.columns):  # (only what the queries read)
+            batch = dataclasses.replace(
+                batch, columns={n: c for n, c in batch.columns.items() if n in self._reads}
+            )
         kept = []
         for b in [*self._retained, batch]:
             if len(b) and b.times[-1] >= oldest:
