@@ -567,7 +567,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             return
         parts.sort(key=lambda p: p[0])  # (the input's order within a micro-batch partition)
         events = concat([pickle.loads(blob) for _, blob in parts])
-        st = self._load()
+        st = self._load() or _Key()
         # (an event before the time fed up to is late: the next watermark is at least
         # that time, so with Spark's watermark this is the watermark alone)
         late = events.times < max(watermark, st.safe)
@@ -600,10 +600,12 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self, key: Any, timerValues: Any, expiredTimerInfo: Any
     ) -> Iterator[Any]:
         group = int(key[0])
-        if group < 0 or not self.state.exists():
+        if group < 0:
+            return
+        st = self._load()
+        if st is None:
             return
         watermark = self._watermark(timerValues)
-        st = self._load()
         st.timer = None  # (it fired: Spark dropped it)
         out = _Output()
         self._advance(group, st, watermark, out)
@@ -640,11 +642,12 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             out.append({**head, reading.time_col: t, **attributes})
         return out
 
-    def _load(self) -> _Key:
-        if not self.state.exists():
-            return _Key()
-        data = self.state.get()[0]
-        st: _Key = self.codec.loads(bytes(data))
+    def _load(self) -> _Key | None:
+        """The key's state (None: it has none; one call to the state server)."""
+        value = self.state.get()
+        if value is None:
+            return None
+        st: _Key = self.codec.loads(bytes(value[0]))
         if isinstance(st.pending, list):  # a checkpoint that kept (time, type, attributes)
             st.pending = _as_batch(st.pending)
         if not hasattr(st, "held"):  # a checkpoint from before events were fed early
