@@ -203,7 +203,8 @@ def optimize(
     ``rates``: ``|E|`` per event type (events per window and partition), or such rates
     per query signature (as :func:`~trendagg.optimizer.gloria_template.estimate_rates`
     gives them). ``merge``: ``all`` (NGP 3 as the paper states it), ``values`` (also
-    merge only the non-shared queries; the default, spec A10) or ``subsets``.
+    merge only the non-shared queries; the default, spec A10) or ``subsets`` (every
+    plan of Def. 2.6 per pool, pruned and searched as GLORIA's own).
     ``local``: ``rarer`` (NGP 2's frequency condition) or ``any`` (without it, as
     Fig. 7(a) draws the graph). ``end``: the end-edge weight of :class:`PaperCost`
     (ignored with an explicit ``cost``). ``limit`` bounds the paths ``exhaustive``

@@ -14,7 +14,8 @@ weight is its plan's cost). Construction goes pool by pool in topological order
    and **Merging** (NGP 3, Eq. 21: everything into one Q-set labelled with the source
    type). Splits and shuffles are never generated (Lemma 5.2). NGP 3 misses partial
    merges (spec A10), so ``merge="values"`` also merges the non-shared queries alone,
-   and ``merge="subsets"`` every grouping of the arriving Q-sets;
+   and ``merge="subsets"`` every plan of Def. 2.6 (:func:`full_space`: any partition
+   of the pool's queries, splits and a return to non-shared values included);
 2. *distance from the starts* (Eq. 22) with one back-pointer per preceding pool,
    then **edge pruning** (only that argmin edge stays, Lemma 5.8) and **node
    pruning** (Def. 5.9, Lemma 5.11, spec A9: of two nodes with the same Q-sets, the
@@ -304,7 +305,7 @@ def generate(
 ) -> Iterator[tuple[str, tuple[QSet, ...]]]:
     """The candidate plans of a pool from the Q-sets arriving at its source type ``at``
     (section 5.1, spec 2.9), each with how it was made: ``reuse`` (NGP 1), ``local``
-    (NGP 2), ``merge`` (NGP 3), ``merge values`` and ``grouping`` (spec A10)."""
+    (NGP 2), ``merge`` (NGP 3) and ``merge values`` (spec A10)."""
     shared = [s for s in items if s.label is not None]
     values = [s for s in items if s.label is None]
     yield "reuse", tuple(sorted(items))
@@ -320,25 +321,11 @@ def generate(
         yield "local", tuple(sorted(relabel))
     if len(items) >= 2:
         yield "merge", (qset([q for s in items for q in s.queries], at),)
-    if merge in ("values", "subsets") and len(values) >= 2 and shared:
+    if merge == "values" and len(values) >= 2 and shared:
         merged = qset([q for s in values for q in s.queries], at)
         for variant in variants:
             kept = [QSet(s.queries, at) if s in variant else s for s in shared]
             yield "merge values", tuple(sorted([*kept, merged]))
-    if merge == "subsets":
-        for blocks in set_partitions(items):
-            singles = [b[0] for b in blocks if len(b) == 1]
-            groups = [
-                qset([q for s in b for q in s.queries], at)  # type: ignore[attr-defined]
-                for b in blocks
-                if len(b) > 1
-            ]
-            options = [
-                [s] + ([QSet(s.queries, at)] if s.label is not None else [])  # type: ignore[attr-defined]
-                for s in singles
-            ]
-            for pick in itertools.product(*options):
-                yield "grouping", tuple(sorted([*groups, *pick]))  # type: ignore[list-item]
 
 
 def full_space(pool: Pool, arriving: Mapping[str, QSet]) -> Iterator[tuple[str, tuple[QSet, ...]]]:
@@ -419,7 +406,7 @@ def build_graph(
             t = pb.template
             return len(t.starts) * model.start(rates_of(t), t.source)
         assert pa.template is not None
-        return _weight(pa.template, a, pb.template, b, rates_of(pa.template), model)
+        return edge_weight(pa.template, a, pb.template, b, rates_of(pa.template), model)
 
     graph.weigh = weigh
     built = 0
@@ -517,13 +504,13 @@ def _candidates(
                 items.append(part)
                 arriving.update((q, part) for q in mine)
     items += [qset([q], None) for q in sorted(pool.starts)]
-    if mode == "exhaustive":
+    if mode == "exhaustive" or merge == "subsets":
         yield from full_space(pool, arriving)
     else:
         yield from generate(items, pool.source, rates, mode, merge, local)
 
 
-def _weight(
+def edge_weight(
     pool: Pool, a: Node, succ: Pool | None, b: Node, rates: Rates, cost: CostModel
 ) -> float:
     """The cost of ``pool``'s target type for the queries ``a`` and ``b`` have in common
@@ -566,6 +553,7 @@ __all__ = [
     "build_graph",
     "distance_from_starts",
     "full_space",
+    "edge_weight",
     "generate",
     "plan_text",
     "prune_edges",

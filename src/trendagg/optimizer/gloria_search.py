@@ -212,11 +212,15 @@ def _ways_in(graph: Graph, node: Node) -> int:
     )
 
 
-def brute_force(graph: Graph, limit: int = 1_000_000) -> tuple[dict[int, Node], float, int]:
+def brute_force(
+    graph: Graph, limit: int = 1_000_000, bound: bool = True
+) -> tuple[dict[int, Node], float, int]:
     """The lightest path by trying every one (the tests' oracle, and the exhaustive
     baseline over its graph): a node per pool such that each has an edge from the node
-    chosen in each preceding pool. Returns the path, its weight and the paths tried;
-    ties go to the first path in pool and node order."""
+    chosen in each preceding pool. Returns the path, its weight and the complete paths
+    reached (all of them without ``bound``; with it, a partial path already as heavy
+    as the best is dropped, which weights of at least 0 allow); ties go to the first
+    path in pool and node order. More than ``limit`` paths raise ValueError."""
     pools = graph.pools
     best: dict[int, Node] = {}
     best_cost = INF
@@ -242,7 +246,7 @@ def brute_force(graph: Graph, limit: int = 1_000_000) -> tuple[dict[int, Node], 
                     ok = False
                     break
                 step += edge.weight
-            if ok:
+            if ok and not (bound and cost + step >= best_cost):
                 chosen[i] = node
                 visit(i + 1, cost + step)
                 del chosen[i]

@@ -252,6 +252,11 @@ def gloria_template(queries: Sequence[GloriaQuery]) -> GloriaTemplate:
     topological order. A query whose transitions would close a cycle of pools across
     queries (``SEQ(A, B, C)`` with ``SEQ(C, A, B)`` and ``SEQ(B, C, A)``: no order to
     build them in) runs non-shared (spec A12)."""
+    queries = sorted(queries, key=lambda q: q.name)  # (any order: the same pools)
+    names = [q.name for q in queries]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"query names must be unique: {', '.join(twice)} appear twice")
     private: dict[str, str] = {q.name: q.private for q in queries if q.private is not None}
     while True:
         template = _template(queries, private)
