@@ -423,6 +423,80 @@ def test_o6_edge_pruning_keeps_the_argmin_per_preceding_pool() -> None:
             )
 
 
+def test_o6_node_pruning_compares_labels_and_never_values_with_snapshots() -> None:
+    """Comparable nodes (Def. 5.9) have the same Q-sets; a non-shared query is compared
+    only with a non-shared one, so the all-non-shared node is never pruned."""
+    rates = {"A": 2, "B": 5, "C": 9}
+    g = Graph()
+    pool = g.add_pool("p", "seq")
+    alone = g.add_node(pool.index, [qset(["q1"], None), qset(["q2"], None)])
+    half = g.add_node(pool.index, [qset(["q1"], "C"), qset(["q2"], None)])
+    rare = g.add_node(pool.index, [qset(["q1"], "A"), qset(["q2"], "B")])
+    frequent = g.add_node(pool.index, [qset(["q1"], "A"), qset(["q2"], "C")])
+    mixed = g.add_node(pool.index, [qset(["q1"], "C"), qset(["q2"], "B")])
+    for node, d_s in ((alone, 50), (half, 45), (rare, 20), (frequent, 30), (mixed, 40)):
+        node.d_s = d_s
+    other = g.add_node(g.add_pool("r", "seq").index, [qset(["q1", "q2"], "C")])
+    other.d_s = 99
+    prune_nodes(g, pool, rates)
+    assert alone.pruned is None and half.pruned is None and rare.pruned is None
+    assert frequent.pruned == f"by {rare.name} (node pruning)"
+    assert mixed.pruned == f"by {rare.name} (node pruning)"  # (A < C, B = B, 20 < 40)
+    # a strictly smaller d_s is needed
+    frequent.pruned, frequent.d_s = None, 20
+    mixed.pruned = None
+    prune_nodes(g, pool, rates)
+    assert frequent.pruned is None and mixed.pruned is not None
+    assert other.pruned is None
+
+
+def test_a_q_set_split_over_branches_pays_its_propagation_once() -> None:
+    """Spec A6: (q1, q2, q3)^A on A -> B feeds B -> C (q1), B -> D (q2) and the end (q3):
+    each carries a third of the one propagation |A| x 1."""
+    queries = [
+        GloriaQuery.of("q1", "SEQ(A, B, C)"),
+        GloriaQuery.of("q2", "SEQ(A, B, D)"),
+        GloriaQuery.of("q3", "SEQ(A, B)"),
+    ]
+    rates = {"A": 6, "B": 4, "C": 3, "D": 5}
+    plan = optimize(queries, rates, mode="noprune")
+    g = plan.graph
+    nodes = {(g.pools[n.pool].name, n.text()): n for n in g.nodes}
+    shared = nodes[("Pool(A,B)", "(q1,q2,q3)^A")]
+    assert g.weight(shared, nodes[("Pool(B,C)", "(q1)^A")]) == 6 / 3
+    assert g.weight(shared, nodes[("Pool(B,D)", "(q2)^A")]) == 6 / 3
+    (end,) = [n for n in g.nodes if n.name == "end B"]
+    assert g.weight(shared, end) == 6 / 3 + 4 * 6  # (and q3's evaluation at B)
+    # relabelled to B at B -> C: q1 evaluates its expression over |A| snapshots
+    assert g.weight(shared, nodes[("Pool(B,C)", "(q1)^B")]) == 6 / 3 + 4 * 6
+    alone = nodes[("Pool(A,B)", "(q1),(q2),(q3)")]
+    assert g.weight(alone, nodes[("Pool(B,C)", "(q1)")]) == 4 * 6  # (Eq. 2)
+
+
+def test_a_kleene_unit_after_a_shared_prefix() -> None:
+    """Entering a cycle evaluates an arriving shared Q-set (the cycle's labels are its
+    own types); leaving it pays no propagation (the cycle's weight has it, spec A6),
+    only the evaluations where a label changes."""
+    queries = [
+        GloriaQuery.of("q1", "SEQ(C, SEQ(A, B)+, D)"),
+        GloriaQuery.of("q2", "SEQ(C, SEQ(A, B)+)"),
+    ]
+    rates = {"A": 5, "B": 10, "C": 12, "D": 4}
+    plan = optimize(queries, rates, mode="noprune")
+    g = plan.graph
+    nodes = {(g.pools[n.pool].name, n.text()): n for n in g.nodes}
+    prefix, alone = nodes[("Pool(C,A)", "(q1,q2)^C")], nodes[("Pool(C,A)", "(q1),(q2)")]
+    cycle = nodes[("Kleene SEQ(A, B)+", "(q1,q2)^A")]
+    assert g.weight(prefix, cycle) == 12 * 1 + 2 * 5 * 12
+    assert g.weight(alone, cycle) == 2 * 5 * 12
+    assert cycle.own == 5 * 1 + 10 * 5 + 2 * 5 * 5
+    assert g.weight(cycle, nodes[("Pool(B,D)", "(q1)^A")]) == 0
+    assert g.weight(cycle, nodes[("Pool(B,D)", "(q1)^B")]) == 10 * 5
+    (end_b,) = [n for n in g.nodes if n.name == "end B"]
+    assert g.weight(cycle, end_b) == 10 * 5  # (q2's evaluation only)
+    assert g.weight(nodes[("Kleene SEQ(A, B)+", "(q1),(q2)")], end_b) == 0
+
+
 # ----------------------------------------------------------------------------- O7: search
 
 
@@ -545,6 +619,66 @@ def test_e8_merge_all_misses_a_partial_merge() -> None:
         assert plan.cost == 799 and {k: _plan(plan)[k] for k in best} == best
 
 
+def test_greedy_keeps_reusing_a_frequent_snapshot() -> None:
+    """Section 8.3: Greedy merges where it costs nothing yet and then reuses the
+    snapshots (one node per pool), even of a frequent type: here worse than no sharing
+    (as GRETA beats Greedy in Fig. 16); GLORIA takes local snapshots of the rare B."""
+    queries = [GloriaQuery.of(f"q{i}", "SEQ(A, B, C, D, E)") for i in range(1, 4)]
+    rates = {"A": 20, "B": 1, "C": 10, "D": 10, "E": 10}
+    greedy = optimize(queries, rates, mode="greedy")
+    assert greedy.cost == 1100 and set(_plan(greedy).values()) == {"(q1,q2,q3)^A"}
+    assert greedy.nodes == 4  # (one per pool)
+    assert optimize(queries, rates, mode="none").cost == 750
+    gloria = optimize(queries, rates)
+    assert gloria.cost == 171
+    assert _plan(gloria) == {
+        "Pool(A,B)": "(q1),(q2),(q3)",
+        "Pool(B,C)": "(q1,q2,q3)^B",
+        "Pool(C,D)": "(q1,q2,q3)^B",
+        "Pool(D,E)": "(q1,q2,q3)^B",
+    }
+    # on Table 3's workload Greedy happens to find the optimum
+    assert optimize(E4, E4_RATES, mode="greedy").cost == 307
+
+
+def test_rates_are_events_per_window_and_partition_of_a_sample() -> None:
+    """|E| (spec A16): events of E x WITHIN / the sample's span / E's partitions, per
+    signature; the optimizer weighs each pool with its queries' signature's rates."""
+    from trendagg.io import from_records
+    from trendagg.language import parse
+    from trendagg.optimizer.gloria_template import estimate_rates
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(
+        parse(
+            "a: RETURN COUNT(*) PATTERN SEQ(A, B, C) WHERE [g] WITHIN 10 s;"
+            "b: RETURN COUNT(*) PATTERN SEQ(D, B, C) WHERE [g] WITHIN 10 s;"
+            "c: RETURN COUNT(*) PATTERN SEQ(B+, C) WITHIN 20 s;"
+        )
+    )
+    queries = [gloria_query(p) for p in plans]
+    records = [{"type": "ABCD"[t % 4], "time": t, "g": (t // 4) % 2} for t in range(40)]
+    records.append({"type": "A", "time": 39})  # no partition: the queries do not read it
+    rates = estimate_rates(queries, plans, from_records(records).events)
+    short, long = queries[0].signature, queries[2].signature
+    # 10 events of each type over 39 s; in 2 partitions, or in one (c: no partition)
+    assert rates[short] == pytest.approx({t: 10 / 3.9 / 2 for t in "ABCD"})
+    assert rates[long] == pytest.approx({"B": 10 / 1.95, "C": 10 / 1.95})
+    plan = optimize(plans, rates)
+    assert plan.check() == [] and plan.cost > 0
+    pools = sorted((p.name(), sorted(p.queries)) for p in plan.template.pools)
+    assert pools == [
+        ("Kleene B+", ["c"]),
+        ("Pool(A,B)", ["a"]),
+        ("Pool(B,C)", ["a", "b"]),
+        ("Pool(B,C)", ["c"]),
+        ("Pool(D,B)", ["b"]),
+    ]
+    # c's cycle is weighed with c's rates: one query, non-shared, |B| x |B|
+    (cycle,) = [n for n in plan.graph.nodes if plan.graph.pools[n.pool].name == "Kleene B+"]
+    assert cycle.own == pytest.approx((10 / 1.95) ** 2)
+
+
 # ----------------------------------------------------------------------------- P1-P5
 
 
@@ -626,6 +760,11 @@ def test_p2_p4_gloria_is_no_worse_than_greedy_or_no_sharing_and_plans_are_valid(
         for qsets in plan.transitions().values():
             names = [q for s in qsets for q in s.queries]
             assert len(names) == len(set(names))
+    # node pruning never drops the all-non-shared node (spec O6): GRETA's path stays
+    for gpool in plans["gloria"].graph.pools:
+        if gpool.template is not None:
+            alone = [n for n in gpool.nodes if all(s.label is None for s in n.qsets)]
+            assert len(alone) == 1 and alone[0].pruned is None
     # no sharing is GRETA: every query alone everywhere
     assert all(s.label is None for _, q in plans["none"].pools() for s in q)
 

@@ -467,13 +467,16 @@ def _arriving_shared(pool: Pool, parents: Sequence[Sequence[Node]]) -> int:
 
 
 def _keep_one(pool: GraphPool, combo_shared: int) -> None:
-    """Greedy: with one shared Q-set arriving, Reuse; otherwise the least d_s."""
+    """Greedy: with one shared Q-set arriving, Reuse; otherwise the least d_s (ties to
+    the plan with fewest Q-sets)."""
     nodes = pool.alive()
     if not nodes:
         return
     keep = nodes[0]  # (generated first: Reuse)
     if not (combo_shared == 1 and pool.kind == SEQ):
-        keep = min(nodes, key=lambda n: n.d_s)
+        # the least d_s; on a tie the plan that shares most (fewest Q-sets): at a start,
+        # merging costs nothing yet, and Greedy shares aggressively (section 8.3)
+        keep = min(nodes, key=lambda n: (n.d_s, len(n.qsets)))
     for n in nodes:
         if n is not keep:
             n.pruned = "greedy keeps one node"
