@@ -75,10 +75,11 @@ def _plan(plan: GloriaPlan) -> dict[str, str]:
 # ----------------------------------------------------------------------------- O1: Table 3
 
 
-def test_o1_table_3_distances_and_pruning_of_figure_7() -> None:
+@pytest.mark.parametrize("node_prune", ["safe", "paper"])
+def test_o1_table_3_distances_and_pruning_of_figure_7(node_prune: str) -> None:
     """Fig. 7(a) draws NGP 2 without its frequency condition (spec A7): n5 and n10 are
     built, every d_s is Table 3's, and node pruning drops exactly n5 and n10."""
-    plan = optimize(E4, E4_RATES, merge="all", local="any")
+    plan = optimize(E4, E4_RATES, merge="all", local="any", node_prune=node_prune)
     nodes = _nodes(plan)
     assert {n: nodes[n].d_s for n in TABLE_3_DS} == TABLE_3_DS
     assert "n9" not in nodes  # (its only parent, n5, was pruned first: Ex. 5.10)
@@ -153,6 +154,26 @@ def test_o1_plan_weight_307_or_247_and_case_1() -> None:
         optimize(E4, E4_RATES, end="paper")
 
 
+def test_p4_check_names_what_makes_a_plan_invalid() -> None:
+    """Two plans of consecutive pools that no node generation joins need not fit: here
+    Pool(B,C) reuses A snapshots that the non-shared queries of Pool(A,B) never made."""
+    plan = optimize(E4, E4_RATES, mode="noprune", merge="all")
+    assert plan.check() == []
+    nodes = _nodes(plan)
+    plan.chosen[nodes["n3"].pool] = nodes["n3"]  # (q1),(q2) on A -> B
+    assert plan.check() == [
+        "Pool(B,C): (q1,q2)^A reuses A snapshots that q1 did not arrive with",
+        "Pool(B,C): (q1,q2)^A reuses A snapshots that q2 did not arrive with",
+    ]
+    plan.chosen[nodes["n4"].pool] = nodes["n6"]  # then (q1),(q2) on B -> C as well
+    assert plan.check() == [
+        "Pool(C,D): (q1,q2)^A reuses A snapshots that q1 did not arrive with",
+        "Pool(C,D): (q1,q2)^A reuses A snapshots that q2 did not arrive with",
+    ]
+    del plan.chosen[nodes["n7"].pool]
+    assert "Pool(E,C): no node chosen" in plan.check()
+
+
 def test_o1_describe_prints_table_3() -> None:
     text = optimize(E4, E4_RATES, merge="all", local="any").describe()
     assert "Pool(B,C) {q1,q2}:" in text
@@ -194,8 +215,17 @@ def test_o2_table_4_flat_kleene() -> None:
     # the paper's P2 = 110 (d_s 120) leads to the same decision
     nodes["(q1,q2)^B"].pruned = None
     nodes["(q1,q2)^B"].d_s = 120
-    prune_nodes(plan.graph, plan.graph.pools[nodes["(q1,q2)^B"].pool], {"A": 5, "B": 10})
+    pool = plan.graph.pools[nodes["(q1,q2)^B"].pool]
+    prune_nodes(plan.graph, pool, {"A": 5, "B": 10}, rule="paper")
     assert nodes["(q1,q2)^B"].pruned is not None and nodes["(q1),(q2)"].pruned is None
+    # the safe rule too: no pool follows the cycle, so no propagation from B of length 1
+    # can make up for it; were one to follow, B's would save 10 x 5 - 10 = 40 there
+    nodes["(q1,q2)^B"].pruned = None
+    prune_nodes(plan.graph, pool, {"A": 5, "B": 10}, rule="safe", template=plan.template)
+    assert nodes["(q1,q2)^B"].pruned is not None
+    nodes["(q1,q2)^B"].pruned = None
+    prune_nodes(plan.graph, pool, {"A": 5, "B": 10}, rule="safe")  # (one pool assumed)
+    assert nodes["(q1,q2)^B"].pruned is None
     # the end: two evaluations of A snapshots at B (100) against nothing: non-shared wins
     assert plan.cost == 210 and _plan(plan) == {"Kleene SEQ(A, B)+": "(q1),(q2)"}
     assert plan.transitions() == {
@@ -767,6 +797,77 @@ def test_p2_p4_gloria_is_no_worse_than_greedy_or_no_sharing_and_plans_are_valid(
             assert len(alone) == 1 and alone[0].pruned is None
     # no sharing is GRETA: every query alone everywhere
     assert all(s.label is None for _, q in plans["none"].pools() for s in q)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_workloads())
+def test_safe_pruning_loses_nothing_against_noprune(
+    workload: tuple[list[GloriaQuery], dict[str, int]],
+) -> None:
+    """Beyond P1's in-trees: with Kleene units and branches, GLORIA's safe node pruning
+    matched NoPrune on 1,500 random workloads (the paper's rule lost 10 times), and
+    NoPrune's search matched brute force over its graph."""
+    queries, rates = workload
+    gloria = optimize(queries, rates)
+    noprune = optimize(queries, rates, mode="noprune")
+    assert gloria.cost == pytest.approx(noprune.cost)
+    _, best, _ = brute_force(noprune.graph)
+    assert noprune.cost == pytest.approx(best)
+
+
+def test_paper_node_pruning_loses_below_a_branch() -> None:
+    """A Kleene unit whose queries go on two ways: the paper's rule prunes the cycle
+    labelled B for the rarer A, but from B each branch propagates expressions of
+    length 1 (spec A9, A11)."""
+    queries = [
+        GloriaQuery.of("q1", "SEQ(E, A, B)"),
+        GloriaQuery.of("q2", "SEQ(SEQ(A, B)+, G)"),
+        GloriaQuery.of("q3", "SEQ(SEQ(A, B)+, H)"),
+    ]
+    rates = {"A": 6, "B": 7, "E": 14, "G": 18, "H": 3}
+    costs = {rule: optimize(queries, rates, node_prune=rule).cost for rule in ("safe", "paper")}
+    noprune = optimize(queries, rates, mode="noprune").cost
+    assert costs["safe"] == noprune < costs["paper"], (costs, noprune)
+
+
+def test_a_template_that_branches_and_joins_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spec A11: q1 and q2 part after A -> B and meet again at X -> Y, so d_s counts
+    Pool(A,B) twice and its back-pointers may disagree. The search fixes a pool on the
+    loop, each of its nodes in turn, and solves the rest as a tree: brute force's
+    plan. Allowed no such combination, it says that optimality is not proven."""
+    from trendagg.optimizer import gloria_search
+
+    queries = [
+        GloriaQuery.of("q1", "SEQ(A, B, C, X, Y)"),
+        GloriaQuery.of("q2", "SEQ(A, B, D, X, Y)"),
+    ]
+    rates = {"A": 3, "B": 9, "C": 2, "D": 7, "X": 12, "Y": 4}
+    for mode in ("gloria", "noprune"):
+        plan = optimize(queries, rates, mode=mode)
+        _, best, _ = brute_force(plan.graph)
+        assert plan.exact and plan.check() == [] and plan.cost == best == 172
+    assert "optimality not proven" not in plan.describe()
+    monkeypatch.setattr(gloria_search, "CUT_LIMIT", 1)
+    rough = optimize(queries, rates)
+    assert not rough.exact and rough.check() == [] and rough.cost >= 172
+    assert "optimality not proven" in rough.describe()
+
+
+def test_a_cycle_of_transitions_across_queries_runs_non_shared() -> None:
+    """Spec A12: SEQ(A, B, C), SEQ(C, A, B) and SEQ(B, C, A) chain their pools in a
+    circle, which has no order to build it in: those queries share nothing."""
+    queries = [
+        GloriaQuery.of("q1", "SEQ(A, B, C)"),
+        GloriaQuery.of("q2", "SEQ(C, A, B)"),
+        GloriaQuery.of("q3", "SEQ(B, C, A)"),
+        GloriaQuery.of("q4", "SEQ(E, F)"),
+        GloriaQuery.of("q5", "SEQ(E, F)"),
+    ]
+    template = gloria_template(queries)
+    assert sorted(template.private) == ["q1", "q2", "q3"]
+    assert all(len(p.queries) == 1 for p in template.pools if p.source != "E")
+    plan = optimize(queries, {t: 5 for t in "ABCEF"})
+    assert plan.check() == [] and "q1 shares nothing" in plan.describe()
 
 
 @settings(max_examples=60, deadline=None)

@@ -79,6 +79,7 @@ class GloriaPlan:
     merge: str
     local: str
     end: str
+    node_prune: str
     cases: list[int]
     candidates: int
     operations: int
@@ -87,10 +88,11 @@ class GloriaPlan:
     seconds: float
 
     def pools(self) -> list[tuple[Pool, tuple[QSet, ...]]]:
-        """Each template pool with the Q-sets chosen for it, in topological order."""
+        """Each template pool with the Q-sets chosen for it, in topological order (a pool
+        without a chosen node is left out; :meth:`check` names it)."""
         out = []
         for gpool in self.graph.pools:
-            if gpool.template is not None:
+            if gpool.template is not None and gpool.index in self.chosen:
                 out.append((gpool.template, self.chosen[gpool.index].qsets))
         return out
 
@@ -112,12 +114,16 @@ class GloriaPlan:
         """What makes the plan invalid (spec 8.2, P4), or nothing: one node per pool;
         each query of a pool in exactly one Q-set; only a single query non-shared; a
         label is a type at or before the transition's source on each member's trend (a
-        unit's own type for a Kleene unit)."""
+        unit's own type for a Kleene unit) and, unless it is the source itself (a local
+        snapshot), the label its queries arrived with, all from one Q-set (a reuse)."""
         problems = []
         shapes = {q.name: query_shape(q) for q in self.template.queries}
         for gpool in self.graph.pools:
             if gpool.index not in self.chosen:
                 problems.append(f"{gpool.name}: no node chosen")
+        member = {
+            pool.index: {q: s for s in qsets for q in s.queries} for pool, qsets in self.pools()
+        }
         for pool, qsets in self.pools():
             names = [q for s in qsets for q in s.queries]
             if sorted(names) != sorted(pool.queries):
@@ -136,6 +142,20 @@ class GloriaPlan:
                         ok = s.label in types[: types.index(pool.source) + 1]
                     if not ok:
                         problems.append(f"{pool.name()}: label {s.label} is not before it in {q}")
+                        continue
+                    if pool.kind == KLEENE or s.label == pool.source:
+                        continue  # (a local snapshot)
+                    before = [p for p in pool.preds if q in self.template.pools[p].queries]
+                    came = member[before[0]][q] if before else None
+                    if (
+                        came is None
+                        or came.label != s.label
+                        or not set(s.queries) <= set(came.queries)
+                    ):
+                        problems.append(
+                            f"{pool.name()}: {s.text()} reuses {s.label} snapshots that {q} "
+                            "did not arrive with"
+                        )
         return problems
 
     def describe(self) -> str:
@@ -145,7 +165,7 @@ class GloriaPlan:
         local = "to a rarer type only" if self.local == "rarer" else "to any type"
         lines = [
             f"GLORIA's optimizer (mode {self.mode}; merge {self.merge}; local snapshots "
-            f"{local}; end edges {self.end}):"
+            f"{local}; node pruning {self.node_prune}; end edges {self.end}):"
         ]
         chosen = {n.index for n in self.chosen.values()}
         for gpool in self.graph.pools:
@@ -195,6 +215,7 @@ def optimize(
     merge: str = "values",
     local: str = "rarer",
     end: str = "prop_eval",
+    node_prune: str = "safe",
     cost: CostModel | None = None,
     limit: int = 1_000_000,
 ) -> GloriaPlan:
@@ -207,13 +228,16 @@ def optimize(
     plan of Def. 2.6 per pool, pruned and searched as GLORIA's own).
     ``local``: ``rarer`` (NGP 2's frequency condition) or ``any`` (without it, as
     Fig. 7(a) draws the graph). ``end``: the end-edge weight of :class:`PaperCost`
-    (ignored with an explicit ``cost``). ``limit`` bounds the paths ``exhaustive``
+    (ignored with an explicit ``cost``). ``node_prune``: ``safe`` or ``paper`` (see
+    :func:`~trendagg.optimizer.gloria_graph.build_graph`). ``limit`` bounds the paths ``exhaustive``
     tries. The same queries and rates give the same plan."""
     started = time.perf_counter()
     described = [q if isinstance(q, GloriaQuery) else gloria_query(q) for q in queries]
     template = gloria_template(described)
     model = cost or PaperCost(end)
-    built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
+    built = build_graph(
+        template, rates, model, mode=mode, merge=merge, local=local, node_prune=node_prune
+    )
     graph = built.graph
     if mode == "exhaustive":
         found, weight, tried = brute_force(graph, limit)
@@ -236,6 +260,7 @@ def optimize(
         merge=merge,
         local="any" if mode == "noprune" else local,
         end=getattr(model, "end", end),
+        node_prune=node_prune,
         cases=search_cases,
         candidates=candidates,
         operations=operations,

@@ -17,6 +17,7 @@ result says so.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -70,29 +71,92 @@ def closure(
         queue.append(pick)
 
 
+CUT_LIMIT = 1024  # node combinations of the cut pools that forest_search tries
+
+
 def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], int, bool]:
     """Case 3 of Algorithm 1 (lines 17-24), as the spec recommends it (2.5): with the
     edges reversed, each node keeps per neighbouring pool only its lightest way on
     (EDGEPRUNE on every node), so that each node lies on one path, and the lightest of
-    the root's paths wins (GETPATHS). A pool with one surviving node (a start or end
-    node, a query alone) fixes its node and couples nothing, so the pools with a choice
-    are searched per connected group, rooted at its first pool: exact when such a group
-    is a tree (the third value). Otherwise a pool reached twice keeps its first way,
-    and the plan is then improved one pool at a time while that lowers its cost (spec
-    A11: optimality is not guaranteed there). Edges that edge pruning dropped count
-    here: they lost as a way into their target, not as a way on from their source."""
-    fixed = {p: graph.pools[p].alive() for p in part}
-    chosen = {p: nodes[0] for p, nodes in fixed.items() if len(nodes) == 1}
+    the root's paths wins (GETPATHS).
+
+    A pool with one surviving node (a start or end node, a query alone) fixes its node
+    and couples nothing, so the pools with a choice are searched per connected group,
+    each rooted at its first pool: exact when the group is a tree. Where pools branch
+    and join again (spec A11), a few pools are fixed first, each combination of their
+    nodes in turn (the spec's "re-run the DP with that pool fixed"), so that the rest is
+    a tree; past ``CUT_LIMIT`` combinations the plan of a spanning tree is improved one
+    pool at a time instead, and the third value, whether the result is exact, is False.
+    Only edges of the graph are ways on (the paths of Def. 4.3); those that edge pruning
+    dropped count, since they lost as a way into their target, not as a way on."""
+    alive = {p: graph.pools[p].alive() for p in part}
+    fixed = {p: nodes[0] for p, nodes in alive.items() if len(nodes) == 1}
+    free = [p for p in part if p not in fixed]
     links: dict[int, list[Edge]] = {}
     for e in graph.edges.values():
         if e.source.pruned is None and e.target.pruned is None:
             links.setdefault(e.source.index, []).append(e)
             links.setdefault(e.target.index, []).append(e)
-
-    exact = True
+    cut = _cut(graph, free)
+    rest = [p for p in free if p not in cut]
+    combinations = 1
+    for p in cut:
+        combinations *= len(alive[p])
+    if combinations > CUT_LIMIT:
+        chosen = dict(fixed)
+        roots = _tree_search(graph, free, chosen, links)
+        _improve(graph, chosen, free)
+        return chosen, roots, False
+    best: dict[int, Node] = {}
+    best_cost = INF
     roots = 0
-    seen: set[int] = set(chosen)
-    for start in part:
+    for combo in itertools.product(*(alive[p] for p in cut)):
+        chosen = dict(fixed)
+        chosen.update(zip(cut, combo, strict=True))
+        roots += _tree_search(graph, rest, chosen, links)
+        for p in part:  # (a pool no edge reaches: its lightest node)
+            if p not in chosen:
+                chosen[p] = min(alive[p], key=lambda n: _local(graph, n, chosen))
+        cost = plan_cost(graph, chosen)
+        if cost < best_cost or not best:
+            best, best_cost = chosen, cost
+    return best, roots, True
+
+
+def _cut(graph: Graph, pools: Sequence[int]) -> list[int]:
+    """Pools whose removal leaves no cycle among the others (a feedback vertex set,
+    greedily: the pool of most neighbours in what remains after dropping leaves)."""
+    inside = set(pools)
+    near = {
+        p: {q for q in graph.pools[p].preds + graph.pools[p].succs if q in inside} for p in pools
+    }
+    cut: list[int] = []
+    while True:
+        core = set(inside)
+        changed = True
+        while changed:  # the 2-core: drop pools with at most one neighbour left
+            changed = False
+            for p in sorted(core):
+                if len(near[p] & core) <= 1:
+                    core.discard(p)
+                    changed = True
+        if not core:
+            return cut
+        pick = max(sorted(core), key=lambda p: len(near[p] & core))
+        cut.append(pick)
+        inside.discard(pick)
+
+
+def _tree_search(
+    graph: Graph, pools: Sequence[int], chosen: dict[int, Node], links: Mapping[int, list[Edge]]
+) -> int:
+    """The rooted DP over each connected group of ``pools`` (a forest, given the nodes
+    already ``chosen`` around it), adding its choices to ``chosen``; returns the root
+    nodes weighed. A pool reached twice (not a forest) keeps its first way."""
+    inside = set(pools)
+    seen: set[int] = set()
+    roots = 0
+    for start in pools:
         if start in seen:
             continue
         parent: dict[int, int | None] = {start: None}
@@ -100,14 +164,10 @@ def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], i
         seen.add(start)
         for p in order:
             for q in graph.pools[p].preds + graph.pools[p].succs:
-                if q in chosen:
-                    continue
-                if q in parent:
-                    exact &= parent[p] == q or parent[q] == p
-                    continue
-                parent[q] = p
-                seen.add(q)
-                order.append(q)
+                if q in inside and q not in parent:
+                    parent[q] = p
+                    seen.add(q)
+                    order.append(q)
         value: dict[int, float] = {}
         down: dict[int, dict[int, Node]] = {}
         for p in reversed(order):
@@ -117,29 +177,34 @@ def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], i
                 for e in links.get(x.index, ()):
                     graph.operations += 1
                     y = e.target if e.source is x else e.source
-                    if parent.get(y.pool) != p or y.pool == p or y.index not in value:
+                    if y.pool == p or parent.get(y.pool) != p or y.index not in value:
                         continue
                     v = e.weight + value[y.index]
                     if y.pool not in best or v < best[y.pool][0]:
                         best[y.pool] = (v, y)
-                value[x.index] = _local(graph, x, chosen) + sum(v for v, _ in best.values())
+                value[x.index] = _local(graph, x, chosen)
+                value[x.index] += sum(v for v, _ in best.values())
                 if len(best) < children:
                     value[x.index] = INF
                 down[x.index] = {q: y for q, (_, y) in best.items()}
         top = min(graph.pools[start].alive(), key=lambda n: value[n.index])
         roots += len(graph.pools[start].alive())
-        found = closure(graph, top, order, down)
-        chosen.update(found)
-    if not exact:
-        _improve(graph, chosen, [p for p in part if len(fixed[p]) > 1])
-    return chosen, roots, exact
+        chosen.update(closure(graph, top, order, down))
+    return roots
 
 
 def _local(graph: Graph, x: Node, chosen: Mapping[int, Node]) -> float:
-    """The node's own weight and its edges to the nodes chosen in neighbouring pools."""
+    """The node's own weight and its edges to the nodes chosen in neighbouring pools; a
+    missing edge weighs infinity: no path goes that way (two plans that no node
+    generation joins need not even fit: a label reused that the query never had)."""
     pool = graph.pools[x.pool]
-    w = x.own + sum(graph.weight(chosen[q], x) for q in pool.preds if q in chosen)
-    return w + sum(graph.weight(x, chosen[q]) for q in pool.succs if q in chosen)
+
+    def weight(a: Node, b: Node) -> float:
+        edge = graph.edges.get((a.index, b.index))
+        return INF if edge is None else edge.weight
+
+    w = x.own + sum(weight(chosen[q], x) for q in pool.preds if q in chosen)
+    return w + sum(weight(x, chosen[q]) for q in pool.succs if q in chosen)
 
 
 def _improve(graph: Graph, chosen: dict[int, Node], pools: Sequence[int]) -> None:
