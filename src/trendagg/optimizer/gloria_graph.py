@@ -1,4 +1,4 @@
-"""The GLORIA graph (Def. 4.1), its progressive construction and pruning, and the path search.
+"""The GLORIA graph (Def. 4.1), built pool by pool and pruned as it grows (section 5).
 
 A *node* is a candidate plan of one pool (a tuple of :class:`QSet`), or a start or
 end node; an *edge* joins nodes of consecutive pools and weighs the execution cost
@@ -20,7 +20,9 @@ weight is its plan's cost). Construction goes pool by pool in topological order
    then **edge pruning** (only that argmin edge stays, Lemma 5.8) and **node
    pruning** (Def. 5.9, Lemma 5.11, spec A9: of two nodes with the same Q-sets, the
    one whose every label is at least as frequent, one differing, and whose d_s is
-   strictly larger goes, with its edges; nothing it would have generated is built);
+   strictly larger goes, with its edges; nothing it would have generated is built;
+   :func:`prune_nodes` says how the default ``safe`` rule makes this hold outside
+   the paper's examples);
 3. a Kleene unit is one pool whose k + 2 nodes are whole cycles (Path Generation
    Principle, section 6): all queries in one Q-set labelled with one of the unit's
    types, or all non-shared; the cycle's weight is the node's own weight, added to
@@ -433,7 +435,7 @@ def build_graph(
     assume different nodes of that pool, so node pruning could drop the one node that
     fits the choice best for the other branch (spec A11). On 1,500 random workloads with
     Kleene units and branches, GLORIA's plan cost more than NoPrune's 10 times with
-    ``paper`` and 2 times with ``safe``."""
+    ``paper`` and never with ``safe``."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
     if merge not in MERGES:

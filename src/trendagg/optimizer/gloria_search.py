@@ -9,8 +9,9 @@ path, then the lightest, :func:`forest_search`). A plan's weight is the sum of i
 distinct edges and its nodes' own weights (:func:`plan_cost`, Lemma 4.4), never d_s
 plus a distance to the ends, which would count twice a pool that two branches share
 (spec A11). The back-pointers are exact on in-trees (each pool feeding at most one
-other); where pools branch and join again, optimality is not guaranteed and the
-result says so.
+other); elsewhere the search is exact too while the pools with a choice form a tree,
+or become one once a few pools are fixed (up to ``CUT_LIMIT`` combinations of their
+nodes); past that the result says that optimality is not proven.
 
 :func:`brute_force` tries every path: the tests' oracle and the exhaustive baseline.
 """
@@ -27,9 +28,9 @@ from trendagg.optimizer.gloria_graph import INF, Edge, Graph, Node, distance_fro
 
 @dataclass
 class Search:
-    """What the path search chose: a node per pool, its cost, Algorithm 1's case, the
-    distinct candidate plans it weighed and whether the result is proven optimal
-    (the pools form a tree: no branch that joins again, spec A11)."""
+    """What the path search chose: a node per pool, its cost, Algorithm 1's case per
+    connected part, the candidate plans (root nodes) it weighed, the nodes and edges it
+    touched, and whether the result is the lightest path of the graph (spec A11)."""
 
     chosen: dict[int, Node]
     cost: float
@@ -281,8 +282,8 @@ def brute_force(
     graph: Graph, limit: int = 1_000_000, bound: bool = True
 ) -> tuple[dict[int, Node], float, int]:
     """The lightest path by trying every one (the tests' oracle, and the exhaustive
-    baseline over its graph): a node per pool such that each has an edge from the node
-    chosen in each preceding pool. Returns the path, its weight and the complete paths
+    baseline over its graph): a surviving node per pool such that each has an edge
+    (edge pruning's too, as in the search) from the node chosen in each preceding pool. Returns the path, its weight and the complete paths
     reached (all of them without ``bound``; with it, a partial path already as heavy
     as the best is dropped, which weights of at least 0 allow); ties go to the first
     path in pool and node order. More than ``limit`` paths raise ValueError."""
@@ -307,7 +308,7 @@ def brute_force(
             ok = True
             for p in pool.preds:
                 edge = graph.edges.get((chosen[p].index, node.index))
-                if edge is None or edge.pruned:
+                if edge is None:
                     ok = False
                     break
                 step += edge.weight
