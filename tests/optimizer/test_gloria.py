@@ -983,6 +983,8 @@ def test_unknown_options_are_refused() -> None:
     for kwargs in ({"mode": "fast"}, {"merge": "some"}, {"local": "never"}):
         with pytest.raises(ValueError, match="unknown"):
             optimize(E4, E4_RATES, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no rate for event type 'E' of query q3: rates are"):
+        optimize(E4, {t: 1 for t in "ABCDF"})
     with pytest.raises(ValueError, match="unique"):
         gloria_template([E4[0], E4[0]])
     assert list(itertools.islice(set_partitions([]), 2)) == [[]]

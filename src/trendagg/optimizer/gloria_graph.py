@@ -46,6 +46,7 @@ from trendagg.optimizer.gloria_template import (
     PaperCost,
     Pool,
     Rates,
+    query_shape,
 )
 
 INF = float("inf")
@@ -456,6 +457,16 @@ def build_graph(
         mine = rates.get(pool.signature)  # type: ignore[call-overload]
         return mine if isinstance(mine, Mapping) else rates  # type: ignore[return-value]
 
+    for q in template.queries:
+        mine = rates.get(q.signature)  # type: ignore[call-overload]
+        given = mine if isinstance(mine, Mapping) else rates
+        for t in query_shape(q).types:
+            if t not in given:
+                known = ", ".join(sorted(str(k) for k in given)) or "none"
+                raise ValueError(
+                    f"no rate for event type '{t}' of query {q.name}: rates are given for "
+                    f"{known}; pass one per type (events per window and partition)"
+                )
     starts: dict[str, Node] = {}
     for type_ in sorted(template.starts()):
         start_pool = graph.add_pool(f"start {type_}", "start")
