@@ -1,0 +1,654 @@
+"""The GLORIA graph (Def. 4.1), built pool by pool and pruned as it grows (section 5).
+
+A *node* is a candidate plan of one pool (a tuple of :class:`QSet`), or a start or
+end node; an *edge* joins nodes of consecutive pools and weighs the execution cost
+of the type where they meet under both plans (section 4, Lemma 4.4: a path's
+weight is its plan's cost). Construction goes pool by pool in topological order
+(section 5.1) and prunes each pool as soon as it is built (section 5.2):
+
+1. *node generation* from every combination of one surviving node per preceding
+   pool: the Q-sets arriving, cut to the pool's queries, plus a non-shared singleton
+   per query that starts here; then **Reuse** (NGP 1, Eq. 19: keep every Q-set and
+   label), **Local snapshots** (NGP 2, Eq. 20: relabel any subset of the shared
+   Q-sets to the pool's source type, only to a rarer type unless ``local="any"``)
+   and **Merging** (NGP 3, Eq. 21: everything into one Q-set labelled with the source
+   type). Splits and shuffles are never generated (Lemma 5.2). NGP 3 misses partial
+   merges (spec A10), so ``merge="values"`` also merges the non-shared queries alone,
+   and ``merge="subsets"`` every plan of Def. 2.6 (:func:`full_space`: any partition
+   of the pool's queries, splits and a return to non-shared values included);
+2. *distance from the starts* (Eq. 22) with one back-pointer per preceding pool,
+   then **edge pruning** (only that argmin edge stays, Lemma 5.8) and **node
+   pruning** (Def. 5.9, Lemma 5.11, spec A9: of two nodes with the same Q-sets, the
+   one whose every label is at least as frequent, one differing, and whose d_s is
+   strictly larger goes, with its edges; nothing it would have generated is built;
+   :func:`prune_nodes` says how the default ``safe`` rule makes this hold outside
+   the paper's examples);
+3. a Kleene unit is one pool whose k + 2 nodes are whole cycles (Path Generation
+   Principle, section 6): all queries in one Q-set labelled with one of the unit's
+   types, or all non-shared; the cycle's weight is the node's own weight, added to
+   its d_s (Eq. 24), and node pruning compares the shared cycles.
+
+The graph is then searched by :mod:`trendagg.optimizer.gloria_search`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from trendagg.optimizer.gloria_template import (
+    KLEENE,
+    SEQ,
+    CostModel,
+    GloriaTemplate,
+    PaperCost,
+    Pool,
+    Rates,
+    query_shape,
+)
+
+INF = float("inf")
+T = TypeVar("T")
+MODES = ("gloria", "noprune", "greedy", "none", "exhaustive")
+MERGES = ("all", "values", "subsets")
+LOCALS = ("rarer", "any")
+
+
+@dataclass(frozen=True, order=True)
+class QSet:
+    """Queries that share one transition (section 2.2); ``label`` is the snapshot type
+    (section 2.3), None for a non-shared query (then it is one query)."""
+
+    queries: tuple[str, ...]
+    label: str | None
+
+    def text(self) -> str:
+        body = "(" + ",".join(self.queries) + ")"
+        return body if self.label is None else f"{body}^{self.label}"
+
+
+def qset(queries: Iterable[str], label: str | None) -> QSet:
+    return QSet(tuple(sorted(queries)), label)
+
+
+def plan_text(qsets: Sequence[QSet]) -> str:
+    return ",".join(s.text() for s in qsets)
+
+
+@dataclass(eq=False)
+class Node:
+    """A node of the graph: a candidate plan of pool ``pool`` (``kind`` "plan"), or a
+    start or end node. ``own`` is its own weight (a Kleene cycle's, Eq. 24)."""
+
+    index: int
+    pool: int
+    qsets: tuple[QSet, ...] = ()
+    kind: str = "plan"
+    own: float = 0.0
+    how: str = ""
+    d_s: float = INF
+    back: dict[int, Node] = field(default_factory=dict)
+    pruned: str | None = None  # why it was pruned
+    name: str = ""  # n1, n2, ... for plans in the order they were made; start/end nodes by type
+    member: dict[str, QSet] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.member = {q: s for s in self.qsets for q in s.queries}
+
+    def text(self) -> str:
+        return plan_text(self.qsets) if self.kind == "plan" else self.kind
+
+
+@dataclass(eq=False)
+class Edge:
+    source: Node
+    target: Node
+    weight: float
+    pruned: bool = False
+
+
+@dataclass(eq=False)
+class GraphPool:
+    """A pool of the graph; ``template`` is the template pool it plans (None for the
+    start and end pools, named after their type)."""
+
+    index: int
+    name: str
+    kind: str  # "start", "end", SEQ or KLEENE
+    preds: list[int] = field(default_factory=list)
+    succs: list[int] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    template: Pool | None = None
+
+    def alive(self) -> list[Node]:
+        return [n for n in self.nodes if n.pruned is None]
+
+
+@dataclass(eq=False)
+class Graph:
+    """A GLORIA graph: pools in topological order, nodes, edges, and ``weigh``, the
+    weight of any two nodes of consecutive pools (the cost model), for plans whose
+    edges were never built."""
+
+    pools: list[GraphPool] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    edges: dict[tuple[int, int], Edge] = field(default_factory=dict)
+    incoming: dict[int, list[Edge]] = field(default_factory=dict)
+    weigh: Callable[[Node, Node], float] | None = None
+    operations: int = 0  # edges and nodes the path search touched
+    plans: int = 0  # plan nodes made
+
+    def add_pool(self, name: str, kind: str, preds: Sequence[int] = ()) -> GraphPool:
+        pool = GraphPool(len(self.pools), name, kind, list(preds))
+        self.pools.append(pool)
+        for p in preds:
+            self.pools[p].succs.append(pool.index)
+        return pool
+
+    def add_node(
+        self,
+        pool: int,
+        qsets: Sequence[QSet] = (),
+        kind: str = "plan",
+        own: float = 0.0,
+        how: str = "",
+        name: str = "",
+    ) -> Node:
+        node = Node(len(self.nodes), pool, tuple(qsets), kind, own, how)
+        if kind == "plan":
+            self.plans += 1
+        node.name = name or (f"n{self.plans}" if kind == "plan" else self.pools[pool].name)
+        self.nodes.append(node)
+        self.pools[pool].nodes.append(node)
+        return node
+
+    def add_edge(self, source: Node, target: Node, weight: float) -> Edge:
+        key = (source.index, target.index)
+        edge = self.edges.get(key)
+        if edge is None:
+            edge = self.edges[key] = Edge(source, target, weight)
+            self.incoming.setdefault(target.index, []).append(edge)
+        return edge
+
+    def weight(self, source: Node, target: Node) -> float:
+        edge = self.edges.get((source.index, target.index))
+        if edge is not None:
+            return edge.weight
+        return INF if self.weigh is None else self.weigh(source, target)
+
+    def alive(self) -> list[Node]:
+        return [n for n in self.nodes if n.pruned is None]
+
+    def alive_edges(self) -> list[Edge]:
+        return [
+            e
+            for e in self.edges.values()
+            if not e.pruned and e.source.pruned is None and e.target.pruned is None
+        ]
+
+    def components(self) -> list[list[int]]:
+        """The connected parts (pool indices, sorted), in pool order."""
+        seen: set[int] = set()
+        out = []
+        for p in range(len(self.pools)):
+            if p in seen:
+                continue
+            part, stack = [], [p]
+            seen.add(p)
+            while stack:
+                x = stack.pop()
+                part.append(x)
+                for y in self.pools[x].preds + self.pools[x].succs:
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            out.append(sorted(part))
+        return out
+
+
+# ----------------------------------------------------------------------------- distances
+
+
+def distance_from_starts(graph: Graph, node: Node) -> None:
+    """Eq. 22 (plus the node's own weight, Eq. 24): per preceding pool the lightest
+    way in over the surviving edges, with its back-pointer."""
+    pool = graph.pools[node.pool]
+    if pool.kind == "start":
+        node.d_s = 0.0
+        return
+    best: dict[int, Edge] = {}
+    for edge in graph.incoming.get(node.index, ()):
+        graph.operations += 1
+        if edge.pruned or edge.source.pruned is not None:
+            continue
+        p = edge.source.pool
+        old = best.get(p)
+        if old is None or edge.source.d_s + edge.weight < old.source.d_s + old.weight:
+            best[p] = edge
+    if len(best) < len(pool.preds):
+        node.d_s = INF  # (a preceding pool it has no way in from)
+        node.back = {}
+        return
+    node.d_s = node.own + sum(e.source.d_s + e.weight for e in best.values())
+    node.back = {p: e.source for p, e in best.items()}
+
+
+def prune_edges(graph: Graph, pool: GraphPool) -> None:
+    """Edge Pruning Principle (Lemma 5.8): of a node's edges from one preceding pool,
+    only the one that gives its d_s stays."""
+    for node in pool.nodes:
+        for edge in graph.incoming.get(node.index, ()):
+            if node.back.get(edge.source.pool) is not edge.source:
+                edge.pruned = True
+
+
+NODE_PRUNES = ("safe", "paper")
+
+
+def prune_nodes(
+    graph: Graph,
+    pool: GraphPool,
+    rates: Rates,
+    cost: CostModel | None = None,
+    rule: str = "safe",
+    template: GloriaTemplate | None = None,
+) -> None:
+    """Node Pruning Principle (Def. 5.9, Lemma 5.11) as the spec resolves it (A9):
+    n_m goes if a node with the same Q-sets uses, per Q-set, a label at most as frequent
+    (non-shared only against non-shared), some label differs, and its d_s is strictly
+    smaller. The all-non-shared node is comparable with no other node.
+
+    ``rule="safe"`` (the default) also asks that n_k's d_s stay smaller with the next
+    propagation's difference added: Lemma 5.11 argues that rarer labels make every later
+    edge lighter, which fails for the next propagation when n_m's label is the type it
+    propagates from, whose expressions have length 1 (spec A9). The difference is what
+    ``cost`` charges, per Q-set, for propagating from the pool's source with n_k's label
+    beyond n_m's; for a Kleene unit, from its exit, once per succeeding pool the Q-set's
+    queries go on to (the ``template``'s pools), since a Q-set split there pays it in each.
+    Tables 3-5 decide the same (n5: 70 + 40 < 165; n10: 159 + 48 < 279; Table 4's P2:
+    115 + 40 < 270). ``rule="paper"`` is the spec's rule alone."""
+    if rule not in NODE_PRUNES:
+        raise ValueError(f"unknown node pruning '{rule}': use one of {', '.join(NODE_PRUNES)}")
+    model: CostModel = cost or PaperCost()
+    found = pool.template
+    source: str | None = None
+    if found is not None and rule == "safe":
+        source = found.source if found.kind == SEQ else found.target
+    groups: dict[tuple[tuple[str, ...], ...], list[Node]] = {}
+    for node in pool.alive():
+        groups.setdefault(tuple(s.queries for s in node.qsets), []).append(node)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for m in group:
+            for k in group:
+                if k is m:
+                    continue
+                extra = _margin(k, m, rates, model, source, found, template)
+                if extra is not None and k.d_s + extra < m.d_s:
+                    m.pruned = f"by {k.name} (node pruning)"
+                    break
+
+
+def _margin(
+    k: Node,
+    m: Node,
+    rates: Rates,
+    cost: CostModel,
+    source: str | None,
+    pool: Pool | None,
+    template: GloriaTemplate | None,
+) -> float | None:
+    """None when k's labels are not all at most as frequent as m's (one differing);
+    else how much more k's next propagation can cost (0 without ``source``)."""
+    differ = False
+    extra = 0.0
+    for a, b in zip(k.qsets, m.qsets, strict=True):
+        if (a.label is None) != (b.label is None):
+            return None
+        if a.label is None or b.label is None or a.label == b.label:
+            continue
+        if rates[a.label] > rates[b.label]:
+            return None
+        differ = True
+        if source is None:
+            continue
+        more = max(0.0, cost.share(rates, source, a.label) - cost.share(rates, source, b.label))
+        times = 1
+        if pool is not None and pool.kind == KLEENE and template is not None:
+            names = set(a.queries)
+            times = sum(1 for p in pool.succs if names & template.pools[p].queries)
+        extra += more * times
+    return extra if differ else None
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def bell(m: int) -> int:
+    """Eq. 1: B_m, the number of partitions of m queries into Q-sets, as the sum of the
+    Stirling numbers S(m, n) of the second kind."""
+    stirling = [[0] * (m + 1) for _ in range(m + 1)]
+    stirling[0][0] = 1
+    for i in range(1, m + 1):
+        for n in range(1, i + 1):
+            stirling[i][n] = n * stirling[i - 1][n] + stirling[i - 1][n - 1]
+    return sum(stirling[m][n] for n in range(m + 1)) if m else 1
+
+
+def set_partitions(items: Sequence[T]) -> Iterator[list[list[T]]]:
+    """Every partition of ``items`` into blocks (B_len(items) of them), in a fixed order."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        yield [[first], *part]
+        for i in range(len(part)):
+            yield [*part[:i], [first, *part[i]], *part[i + 1 :]]
+
+
+def generate(
+    items: Sequence[QSet], at: str, rates: Rates, mode: str, merge: str, local: str
+) -> Iterator[tuple[str, tuple[QSet, ...]]]:
+    """The candidate plans of a pool from the Q-sets arriving at its source type ``at``
+    (section 5.1, spec 2.9), each with how it was made: ``reuse`` (NGP 1), ``local``
+    (NGP 2), ``merge`` (NGP 3) and ``merge values`` (spec A10)."""
+    shared = [s for s in items if s.label is not None]
+    values = [s for s in items if s.label is None]
+    yield "reuse", tuple(sorted(items))
+    if mode == "none":
+        return
+    eligible = [s for s in shared if local == "any" or rates[at] < rates[s.label or at]]
+    variants: list[list[QSet]] = [[]]  # the relabelled choices of the shared Q-sets
+    for size in range(1, len(eligible) + 1):
+        for subset in itertools.combinations(eligible, size):
+            variants.append(list(subset))
+    for variant in variants[1:]:
+        relabel = [QSet(s.queries, at) if s in variant else s for s in items]
+        yield "local", tuple(sorted(relabel))
+    if len(items) >= 2:
+        yield "merge", (qset([q for s in items for q in s.queries], at),)
+    if merge == "values" and len(values) >= 2 and shared:
+        merged = qset([q for s in values for q in s.queries], at)
+        for variant in variants:
+            kept = [QSet(s.queries, at) if s in variant else s for s in shared]
+            yield "merge values", tuple(sorted([*kept, merged]))
+
+
+def full_space(pool: Pool, arriving: Mapping[str, QSet]) -> Iterator[tuple[str, tuple[QSet, ...]]]:
+    """Every plan of Def. 2.6 for a SEQ pool (the exhaustive oracle): every partition of
+    its queries, a block labelled with the source type, or with its arriving label when
+    it lies inside one arriving Q-set; a single query also non-shared."""
+    at = pool.source
+    for blocks in set_partitions(sorted(pool.queries)):
+        options = []
+        for block in blocks:
+            names = [str(q) for q in block]
+            came = {arriving.get(q) for q in names}
+            labels: list[str | None] = []
+            if len(names) == 1:
+                labels.append(None)
+            inherit = next(iter(came)) if len(came) == 1 else None
+            if inherit is not None and inherit.label is not None:
+                labels.append(inherit.label)
+            if len(names) > 1 or (inherit is not None and inherit.label is not None):
+                labels.append(at)
+            options.append([qset(names, lab) for lab in dict.fromkeys(labels)])
+        for pick in itertools.product(*options):
+            yield "any", tuple(sorted(pick))
+
+
+@dataclass
+class Built:
+    """A built graph with what it was built from."""
+
+    graph: Graph
+    template: GloriaTemplate
+    pool_of: dict[int, int]  # template pool -> graph pool
+    mode: str
+    built: int  # nodes generated in all
+
+
+def build_graph(
+    template: GloriaTemplate,
+    rates: Rates | Mapping[tuple[object, ...], Rates],
+    cost: CostModel | None = None,
+    *,
+    mode: str = "gloria",
+    merge: str = "values",
+    local: str = "rarer",
+    node_prune: str = "safe",
+) -> Built:
+    """The GLORIA graph of the template (section 5), pruned progressively in mode
+    ``gloria``; ``noprune`` builds everything NGP 1-3 give without NGP 2's frequency
+    condition and prunes nothing; ``greedy`` keeps one node per pool (section 8.1, the
+    authors' rule, spec A17: Reuse when the arriving plan has one shared Q-set, else the
+    node of least d_s); ``none`` only the non-shared plans; ``exhaustive`` every plan
+    (:func:`full_space`).
+
+    ``node_prune``: ``paper`` applies node pruning in every pool as the spec resolves it
+    (A9); ``safe`` (the default) adds the next propagation's margin
+    (:func:`prune_nodes`) and prunes no nodes in a pool below a *branch point* (a pool
+    with a choice whose trends go on more than one way): there the d_s of a pool's nodes
+    assume different nodes of that pool, so node pruning could drop the one node that
+    fits the choice best for the other branch (spec A11). On 1,500 random workloads with
+    Kleene units and branches, GLORIA's plan cost more than NoPrune's 10 times with
+    ``paper`` and never with ``safe``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
+    if merge not in MERGES:
+        raise ValueError(f"unknown merge '{merge}': use one of {', '.join(MERGES)}")
+    if node_prune not in NODE_PRUNES:
+        raise ValueError(
+            f"unknown node pruning '{node_prune}': use one of {', '.join(NODE_PRUNES)}"
+        )
+    if local not in LOCALS:
+        raise ValueError(f"unknown local '{local}': use one of {', '.join(LOCALS)}")
+    model: CostModel = cost or PaperCost()
+    if mode == "noprune":
+        local = "any"
+    graph = Graph()
+    pool_of: dict[int, int] = {}
+
+    def rates_of(pool: Pool) -> Rates:
+        mine = rates.get(pool.signature)  # type: ignore[call-overload]
+        return mine if isinstance(mine, Mapping) else rates  # type: ignore[return-value]
+
+    for q in template.queries:
+        mine = rates.get(q.signature)  # type: ignore[call-overload]
+        given = mine if isinstance(mine, Mapping) else rates
+        for t in query_shape(q).types:
+            if t not in given:
+                known = ", ".join(sorted(str(k) for k in given)) or "none"
+                raise ValueError(
+                    f"no rate for event type '{t}' of query {q.name}: rates are given for "
+                    f"{known}; pass one per type (events per window and partition)"
+                )
+    starts: dict[str, Node] = {}
+    for type_ in sorted(template.starts()):
+        start_pool = graph.add_pool(f"start {type_}", "start")
+        starts[type_] = graph.add_node(start_pool.index, kind="start")
+        starts[type_].d_s = 0.0
+
+    def weigh(a: Node, b: Node) -> float:
+        pa, pb = graph.pools[a.pool], graph.pools[b.pool]
+        if pa.kind == "start":
+            assert pb.template is not None
+            t = pb.template
+            return len(t.starts) * model.start(rates_of(t), t.source)
+        assert pa.template is not None
+        return edge_weight(pa.template, a, pb.template, b, rates_of(pa.template), model)
+
+    graph.weigh = weigh
+    built = 0
+    below: dict[int, bool] = {}  # a pool below a branch point: node pruning is unsafe there
+    for pool in template.pools:
+        preds = [pool_of[p] for p in pool.preds]
+        if pool.starts:
+            preds.append(starts[pool.source].pool)
+        gpool = graph.add_pool(pool.name(), pool.kind, sorted(preds))
+        gpool.template = pool
+        pool_of[pool.index] = gpool.index
+        r = rates_of(pool)
+        found: dict[tuple[QSet, ...], Node] = {}
+        parents = [graph.pools[pool_of[p]].alive() for p in pool.preds]
+        for combo in itertools.product(*parents):
+            for how, qsets in _candidates(pool, combo, r, mode, merge, local):
+                node = found.get(qsets)
+                if node is None:
+                    own = 0.0
+                    if pool.kind == KLEENE:
+                        assert pool.unit is not None
+                        label = qsets[0].label if qsets else None
+                        own = model.cycle(r, pool.unit, label, len(pool.queries))
+                    node = found[qsets] = graph.add_node(gpool.index, qsets, own=own, how=how)
+                    built += 1
+                    if pool.starts:
+                        graph.add_edge(starts[pool.source], node, weigh(starts[pool.source], node))
+                for parent in combo:
+                    if (parent.index, node.index) not in graph.edges:
+                        graph.add_edge(parent, node, weigh(parent, node))
+            if mode == "greedy":
+                break  # (one node per pool: one combination)
+        for node in gpool.nodes:
+            distance_from_starts(graph, node)
+        if mode == "greedy":
+            _keep_one(gpool, combo_shared=_arriving_shared(pool, parents))
+        elif mode == "gloria":
+            prune_edges(graph, gpool)
+            below[pool.index] = node_prune == "safe" and any(
+                below[p]
+                or (len(graph.pools[pool_of[p]].alive()) > 1 and _branches(template.pools[p]))
+                for p in pool.preds
+            )
+            if not below[pool.index] or node_prune == "paper":
+                prune_nodes(graph, gpool, r, model, node_prune, template)
+    for type_, pools in sorted(template.ends().items()):
+        end_pool = graph.add_pool(f"end {type_}", "end", sorted(pool_of[p] for p in pools))
+        end = graph.add_node(end_pool.index, kind="end")
+        for p in end_pool.preds:
+            for node in graph.pools[p].alive():
+                graph.add_edge(node, end, weigh(node, end))
+        distance_from_starts(graph, end)
+    return Built(graph, template, pool_of, mode, built)
+
+
+def _branches(pool: Pool) -> bool:
+    """Trends leave the pool more than one way (several succeeding pools, or an end and
+    a succeeding pool)."""
+    return len(pool.succs) + (1 if pool.ends else 0) > 1
+
+
+def _arriving_shared(pool: Pool, parents: Sequence[Sequence[Node]]) -> int:
+    """How many shared Q-sets arrive at the pool from the (single) greedy parents."""
+    count = 0
+    for nodes in parents:
+        for node in nodes[:1]:
+            count += sum(
+                1 for s in node.qsets if s.label is not None and set(s.queries) & pool.queries
+            )
+    return count
+
+
+def _keep_one(pool: GraphPool, combo_shared: int) -> None:
+    """Greedy: with one shared Q-set arriving, Reuse; otherwise the least d_s (ties to
+    the plan with fewest Q-sets)."""
+    nodes = pool.alive()
+    if not nodes:
+        return
+    keep = nodes[0]  # (generated first: Reuse)
+    if not (combo_shared == 1 and pool.kind == SEQ):
+        # the least d_s; on a tie the plan that shares most (fewest Q-sets): at a start,
+        # merging costs nothing yet, and Greedy shares aggressively (section 8.3)
+        keep = min(nodes, key=lambda n: (n.d_s, len(n.qsets)))
+    for n in nodes:
+        if n is not keep:
+            n.pruned = "greedy keeps one node"
+
+
+def _candidates(
+    pool: Pool,
+    combo: Sequence[Node],
+    rates: Rates,
+    mode: str,
+    merge: str,
+    local: str,
+) -> Iterator[tuple[str, tuple[QSet, ...]]]:
+    if pool.kind == KLEENE:
+        assert pool.unit is not None
+        if len(pool.queries) > 1 and mode != "none":
+            for label in pool.unit.types:
+                yield "cycle", (qset(pool.queries, label),)
+        yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
+        return
+    items: list[QSet] = []
+    arriving: dict[str, QSet] = {}
+    for node in combo:
+        for s in node.qsets:
+            mine = [q for q in s.queries if q in pool.queries]
+            if mine:
+                part = QSet(tuple(mine), s.label)
+                items.append(part)
+                arriving.update((q, part) for q in mine)
+    items += [qset([q], None) for q in sorted(pool.starts)]
+    if mode == "exhaustive" or merge == "subsets":
+        yield from full_space(pool, arriving)
+    else:
+        yield from generate(items, pool.source, rates, mode, merge, local)
+
+
+def edge_weight(
+    pool: Pool, a: Node, succ: Pool | None, b: Node, rates: Rates, cost: CostModel
+) -> float:
+    """The cost of ``pool``'s target type for the queries ``a`` and ``b`` have in common
+    (spec 2.1): propagation from the source type (a Kleene cycle already paid it), and
+    an evaluation per shared query whose Q-set or label changes there. ``b`` may be an
+    end node (``succ`` None): the queries that end here, weighed per ``cost.end``."""
+    common = pool.ends if succ is None else pool.queries & succ.queries
+    source, target = pool.source, pool.target
+    seq = pool.kind == SEQ
+    weight = 0.0
+    for s in a.qsets:
+        part = [q for q in s.queries if q in common]
+        if not part:
+            continue
+        if s.label is None:
+            if seq:
+                weight += len(part) * cost.nonshared(rates, source, target)
+            continue
+        if seq and (succ is not None or cost.end == "prop_eval"):
+            weight += cost.share(rates, source, s.label) * len(part) / len(s.queries)
+        for q in part:
+            then = b.member.get(q) if succ is not None and succ.kind == SEQ else None
+            if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
+                weight += cost.evaluate(rates, target, s.label)
+    return weight
+
+
+__all__ = [
+    "INF",
+    "LOCALS",
+    "MERGES",
+    "MODES",
+    "NODE_PRUNES",
+    "Built",
+    "Edge",
+    "Graph",
+    "GraphPool",
+    "Node",
+    "QSet",
+    "bell",
+    "build_graph",
+    "distance_from_starts",
+    "full_space",
+    "edge_weight",
+    "generate",
+    "plan_text",
+    "prune_edges",
+    "prune_nodes",
+    "qset",
+    "set_partitions",
+]
