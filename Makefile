@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-sharon profile check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -65,10 +65,14 @@ profile: $(VENV)/.bench
 bench-edge: $(VENV)/.bench
 	$(BIN)/python benchmarks/edge_index.py
 
-# Spark batch (and streaming) vs the local engine and the transfer floor, whole commands:
+# Spark batch vs the local engine and the transfer floor, whole commands:
 # the 50-query workload at 1M and 10M events, the varied one at 1M (about 10 minutes here)
 bench-spark: $(VENV)/.bench
-	$(BIN)/python benchmarks/spark_batch.py --stream --cluster
+	$(BIN)/python benchmarks/spark_batch.py --cluster
+
+# Structured Streaming against batch in one started session, 1M events (about 3 minutes)
+bench-stream: $(VENV)/.bench
+	$(BIN)/python benchmarks/spark_stream.py
 
 bench-sharon: $(VENV)/.bench
 	$(BIN)/python benchmarks/sharon_sequences.py

@@ -1,4 +1,5 @@
-"""Spark batch (and streaming) vs the local engine and the Python/JVM transfer floor.
+"""Spark batch vs the local engine and the Python/JVM transfer floor (streaming against
+batch: ``spark_stream.py``).
 
 Issue #16's comparison: whole commands in fresh processes, side by side in one run on
 the same Parquet file, rows checked equal:
@@ -14,11 +15,6 @@ the same Parquet file, rows checked equal:
   standalone cluster of this machine (a master and two workers of one core and 2 GB
   each, started from the installed PySpark, :mod:`trendagg.spark.standalone`), the
   package shipped to the executors as on separate machines;
-* stream (``--stream``; the uniform workload up to 1M events): Structured Streaming
-  over the same events split into ten Parquet files (one micro-batch each, RocksDB
-  state), in a session of this process: the whole run, its first micro-batch (the
-  Python workers' start) and the median of the other 100,000-event micro-batches.
-
 Workloads: ``uniform`` (the 50 queries of workloads.sharing_workload, the kernel's
 headline) over 1,000 drivers, and ``varied`` (workloads.varied_workload: four window
 specs, thresholds per query, GROUP-BY T.district) over 2,000 drivers, both with
@@ -26,7 +22,7 @@ specs, thresholds per query, GROUP-BY T.district) over 2,000 drivers, both with
 goes: the read-and-route stage, the engines' stage, and the rest (the JVM's start,
 planning, the driver's combine and writing), from Spark's event log.
 
-    .venv/bin/python benchmarks/spark_batch.py --stream --cluster    # 1M and 10M uniform, 1M varied
+    .venv/bin/python benchmarks/spark_batch.py --cluster    # 1M and 10M uniform, 1M varied
     .venv/bin/python benchmarks/spark_batch.py --events 1000000 --repeats 1 --varied 0
 
 Writes benchmarks/results/spark_batch.{md,csv,png}. Medians of the repeats (the n-th
@@ -128,8 +124,6 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
     kinds = [("local", "local engine (1 core)"), ("spark", "Spark batch (local[*])")]
     if any(r.get("cluster_s") for r in rows):
         kinds.append(("cluster", "Spark batch, standalone cluster (2 x 1 core)"))
-    if any(r.get("stream_s") for r in rows):
-        kinds.append(("stream", "Spark streaming"))
     kinds.append(("identity", "identity mapInArrow (floor)"))
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.8 / len(kinds)
@@ -270,7 +264,6 @@ def main() -> None:
     parser.add_argument("--events", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--repeats", type=int, nargs="+", default=[3, 2])
     parser.add_argument("--varied", type=int, default=1_000_000, help="varied events (0: none)")
-    parser.add_argument("--stream", action="store_true", help="also time Structured Streaming")
     parser.add_argument(
         "--cluster", action="store_true", help="also time a standalone cluster (2 x 1 core)"
     )
@@ -392,48 +385,12 @@ def main() -> None:
             if on_cluster:
                 row["cluster_s"] = round(med["cluster"], 2)
                 row["cluster_over_local"] = round(med["cluster"] / med["local"], 2)
-            if args.stream and name == "uniform" and n <= 1_000_000:  # (the stream's cost)
-                row.update(stream_run(path, text, Path(tmp), k, local_lines))
             rows.append(row)
             print(row, flush=True)
-    write_results(rows, machine(), args.stream, args.cluster)
+    write_results(rows, machine(), args.cluster)
 
 
-def stream_run(path: Path, text: str, tmp: Path, k: int, expected: list[str]) -> dict[str, object]:
-    """Structured Streaming over the file split in ten, in a session of this process."""
-    from trendagg.io.writers import result_json
-    from trendagg.spark import spark_session
-    from trendagg.spark.stream import read_results, stream_trends
-
-    spark = spark_session("local[*]")
-    folder = tmp / f"stream_{path.stem}"
-    if not folder.exists():
-        split_files(path, folder, 10)
-    runs, firsts, batches, got = [], [], [], []
-    for _ in range(k):
-        run_dir = Path(tempfile.mkdtemp(dir=tmp))
-        started = time.perf_counter()
-        query, _ = stream_trends(
-            str(folder), text, spark=spark, output=str(run_dir / "out"),
-            checkpoint=str(run_dir / "ckpt"), available_now=True, max_files_per_trigger=1,
-        )  # fmt: skip
-        query.awaitTermination()
-        runs.append(time.perf_counter() - started)
-        got = read_results(str(run_dir / "out"))
-        full = [p for p in query.recentProgress if p.numInputRows >= 100_000]
-        firsts.append(full[0].durationMs["triggerExecution"] / 1000)
-        batches += [p.durationMs["triggerExecution"] / 1000 for p in full[1:]]
-    spark.stop()
-    if sorted(result_json(r).strip() for r in got) != sorted(line.strip() for line in expected):
-        raise SystemExit("the stream's rows differ from the local engine's")
-    return {
-        "stream_s": round(statistics.median(runs), 2),
-        "stream_first_batch_s": round(statistics.median(firsts), 2),
-        "stream_batch_s": round(statistics.median(batches), 2),
-    }
-
-
-def write_results(rows: list[dict[str, object]], machine: str, stream: bool, cluster: bool) -> None:
+def write_results(rows: list[dict[str, object]], machine: str, cluster: bool) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(k for r in rows for k in r))
     with (RESULTS / "spark_batch.csv").open("w", newline="") as f:
@@ -449,9 +406,6 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool, clu
     if cluster:
         head += " cluster s | cluster / local |"
         rule += "---:|---:|"
-    if stream:
-        head += " stream s | stream, first batch s | stream, batch s |"
-        rule += "---:|---:|---:|"
     lines = [
         "# Spark batch vs the local engine and the transfer floor (whole commands)",
         "",
@@ -465,13 +419,6 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool, clu
             " Cluster: `trendagg run --master` on a standalone master with two workers of "
             "one core each on this machine (the package shipped with the job)."
             if cluster
-            else ""
-        )
-        + (
-            " Stream: Structured Streaming over the file in ten Parquet files, one "
-            "micro-batch each, in a session already started: the whole run, its first "
-            "micro-batch and the median of the other micro-batches of 100,000 events."
-            if stream
             else ""
         ),
         "",
@@ -490,13 +437,6 @@ def write_results(rows: list[dict[str, object]], machine: str, stream: bool, clu
                 f" {r['cluster_s']:.1f} | {r['cluster_over_local']:.2f}x |"
                 if r.get("cluster_s")
                 else " | |"
-            )
-        if stream:
-            line += (
-                f" {r['stream_s']:.1f} | {r['stream_first_batch_s']:.1f} "
-                f"| {r['stream_batch_s']:.2f} |"
-                if r.get("stream_s")
-                else " | | |"
             )
         lines.append(line)
     (RESULTS / "spark_batch.md").write_text("\n".join(lines) + "\n")
