@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon profile check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -76,6 +76,10 @@ bench-stream: $(VENV)/.bench
 
 bench-sharon: $(VENV)/.bench
 	$(BIN)/python benchmarks/sharon_sequences.py
+
+# GLORIA's optimizer against NoPrune and Greedy: planning time and memory (about 1 minute)
+bench-gloria: $(VENV)/.bench
+	$(BIN)/python benchmarks/gloria_optimizer.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
