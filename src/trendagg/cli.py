@@ -513,6 +513,15 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _print_kernel_decisions(stats["kernel"], args.strategy, args.bursts, out)
     if "hamlet" in stats:
         _print_python_decisions(stats["hamlet"], args.strategy, args.bursts, out)
+    if "gloria" in stats:
+        g = stats["gloria"]
+        print(
+            f"\nGLORIA executor: {g['shared_propagations']:,} shared propagations (coefficient "
+            f"entries of reused totals), {g['nonshared_propagations']:,} non-shared (predecessor "
+            f"events), {g['evaluations']:,} evaluations, {g['snapshots']:,} snapshots, "
+            f"{g['insertions']:,} value insertions",
+            file=out,
+        )
     print(
         _summary(
             result.events,

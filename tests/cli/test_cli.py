@@ -460,3 +460,7 @@ def test_run_gloria_writes_the_bytes_greta_writes(tmp_path: Path) -> None:
     run_strategy(plans, read_events(events).events, "gloria", stats=stats)
     counters = stats["gloria"]
     assert isinstance(counters, dict) and counters["shared_propagations"] > 0
+    code, out, err = cli("explain", str(queries), str(events), "--strategy", "gloria")
+    assert code == 0, err
+    assert "Kleene SEQ(A, B)+ {q1,q2}:" in out and "rates: estimated from the first 200" in out
+    assert f"GLORIA executor: {counters['shared_propagations']:,} shared propagations" in out
