@@ -21,7 +21,7 @@ from trendagg.engine import Runner, run_strategy
 from trendagg.errors import InputError
 from trendagg.io import from_records
 from trendagg.language import ast, parse
-from trendagg.optimizer.plan import GloriaQSet, gloria_blocker, sharing_plan
+from trendagg.optimizer.plan import GloriaQSet, check_qsets, gloria_blocker, sharing_plan
 from trendagg.plan.compile import QueryPlan, binding_rule, compile_query, compile_workload
 from workloads import gloria_cases
 
@@ -182,6 +182,7 @@ def _check_optimizers_plan(case: tuple[list[ast.Query], list[dict[str, object]]]
     # the optimizer's plan under rates that make sharing pay (rare first types)
     rates = {t: float(1 + 3 * i) for i, t in enumerate("GFEDCAB")}
     plan = sharing_plan(plans, "gloria", rates=rates, compiled=False)
+    check_qsets(plans, plan.qsets)  # (the optimizer's plan is one the executor runs exactly)
     assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
 
 

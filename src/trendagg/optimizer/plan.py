@@ -416,7 +416,19 @@ def _gloria(
     chosen = gloria_optimize([gloria_query(p) for p in eligible], rates)
     qsets = qsets_of(chosen)
     members = {q for s in qsets if s.label is not None for q in s.queries}
-    return chosen, tuple(s for s in qsets if set(s.queries) <= members)
+    # (a query runs on GLORIA's executor only with a Q-set on each of its transitions: a
+    # plan that left one out would otherwise fail at run time; none is known to)
+    by_name = {p.name: p for p in eligible}
+    kept = tuple(s for s in qsets if set(s.queries) <= members)
+    while True:
+        covered = {(q, (s.source, s.target)) for s in kept for q in s.queries}
+        whole = {
+            q for q in members if all((q, t) in covered for t in _type_transitions(by_name[q]))
+        }
+        if whole == members:
+            return chosen, kept
+        members = whole
+        kept = tuple(s for s in kept if set(s.queries) <= members)
 
 
 def qsets_of(chosen: Any) -> tuple[GloriaQSet, ...]:
