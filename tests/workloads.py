@@ -391,3 +391,93 @@ def seq_cases(
     qs = [draw(seq_query(f"q{i + 1}", routes)) for i in range(n)]
     types = sorted({t for q in qs for t in pattern_types(q.pattern)})
     return qs, draw(streams(max_events, max_time, types))
+
+
+GLORIA_CORES = ["B+", "SEQ(A, B)+", "SEQ(C, SEQ(A, B)+)+", "SEQ(C, SEQ(A, B)+, D)+"]
+
+
+@st.composite
+def gloria_query(draw: st.DrawFn, name: str, route: list[str]) -> ast.Query:
+    """A query of GLORIA's class: a flat or nested Kleene core (``SEQ(A, B)+``,
+    ``SEQ(C, SEQ(A, B)+, D)+``, ...) with a prefix and a suffix from ``route``, or a
+    stretch of ``route`` alone (SEQ); each variable named as its type, so that equal
+    predicates are equal binding rules; local predicates from a small set (equal and
+    different across queries), partitions, groups, every aggregate, two windows."""
+    from trendagg.language import parse
+
+    core = draw(st.sampled_from([*GLORIA_CORES, None]))
+    used = set() if core is None else {t for t in "ABCD" if t in core}
+    free = [t for t in route if t not in used]
+
+    def some(types: list[str], low: int, high: int) -> list[str]:
+        """A sub-sequence (in route order, gaps allowed: queries part and meet again)."""
+        if not types:
+            return []
+        keep = draw(st.lists(st.sampled_from(types), min_size=low, max_size=high, unique=True))
+        return [t for t in types if t in keep]
+
+    if core is None:
+        items = some(route, 2, 4)
+        types = list(items)
+    else:
+        cut = draw(st.integers(0, len(free)))
+        prefix = some(free[:cut], 0, 3)
+        suffix = some(free[cut:], 0, 2)
+        items = [*prefix, core, *suffix]
+        types = [*prefix, *[t for t in "CABD" if t in used], *suffix]
+    conds = []
+    for t in types:
+        if draw(st.integers(0, 4)) == 0:
+            conds.append(draw(st.sampled_from([f"{t}.x >= 2", f"{t}.x < 4"])))
+    part = draw(st.integers(0, 2))
+    group = ""
+    if part == 1:
+        conds.append("[g]")
+    elif part == 2:
+        group = " GROUP-BY g"
+    returns = ["g"] if part == 2 else []
+    returns.append("COUNT(*)")
+    for _ in range(draw(st.integers(0, 2))):
+        t = draw(st.sampled_from(types))
+        func = draw(st.sampled_from(["COUNT", "SUM", "MIN", "MAX", "AVG"]))
+        item = f"COUNT({t})" if func == "COUNT" else f"{func}({t}.x)"
+        if item not in returns:
+            returns.append(item)
+    pattern = items[0] if len(items) == 1 else f"SEQ({', '.join(items)})"
+    where = f" WHERE {' AND '.join(conds)}" if conds else ""
+    within = draw(st.sampled_from([4, 8]))
+    slide = draw(st.sampled_from(["", " SLIDE 2 s"]))
+    text = (
+        f"{name}: RETURN {', '.join(returns)} PATTERN {pattern}{where}{group} "
+        f"WITHIN {within} s{slide}"
+    )
+    return parse(text).queries[0]
+
+
+@st.composite
+def gloria_cases(
+    draw: st.DrawFn,
+    min_queries: int = 2,
+    max_queries: int = 5,
+    max_events: int = 12,
+    max_time: int = 10,
+) -> tuple[list[ast.Query], list[dict[str, object]]]:
+    """Workloads of GLORIA's class that share SEQ and Kleene sub-patterns (one order of
+    the prefix and suffix types), and streams over their types with ties in time."""
+    route = list(draw(st.permutations(["D", "E", "F", "G"])))
+    n = draw(st.integers(min_queries, max_queries))
+    qs = [draw(gloria_query(f"q{i + 1}", route)) for i in range(n)]
+    types = sorted({t for q in qs for t in pattern_types(q.pattern)})
+    events = draw(streams(max_events, max_time, types))
+    # walks along random queries' patterns (a type once or twice, times rising by 0 or
+    # 1: ties too), so that trends exist and shared transitions carry them
+    for _ in range(draw(st.integers(1, 3))):
+        walk = pattern_types(draw(st.sampled_from(qs)).pattern)
+        t = draw(st.integers(0, 2))
+        for kind in walk * draw(st.integers(1, 2)):
+            for _ in range(draw(st.integers(1, 2))):
+                t += draw(st.integers(0, 1))
+                events.append(
+                    {"type": kind, "time": t, "x": draw(st.integers(0, 5)), "g": 0, "y": 0}
+                )
+    return qs, events

@@ -430,7 +430,13 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = "trendagg run" + ("" if compiled else f" --engine {args.engine}")
     print(f"\n{engine} executes:", file=out)
     rates, said = None, ""
-    if args.strategy == "sharon":
+    if args.rates is not None:
+        if args.strategy not in ("sharon", "gloria"):
+            raise InputError(
+                "--rates weighs SHARON's or GLORIA's plans: use --strategy sharon or gloria"
+            )
+        rates, said = _given_rates(args.rates), "given with --rates"
+    elif args.strategy in ("sharon", "gloria"):
         rates, said = _sharon_rates(plans, args)
     plan = sharing_plan(plans, args.strategy, compiled=compiled, rates=rates)
     print(plan.describe(), file=out)
@@ -469,15 +475,27 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
     if plan.sharon is not None:
         print(f"{plan.sharon.describe()}\n  rates: {said}", file=out)
+    if plan.gloria is not None:
+        print(f"{plan.gloria.describe()}\n  rates: {said}", file=out)
+    elif args.strategy == "gloria":
+        print("GLORIA's optimizer: no query of its class (SEQ and Kleene patterns)", file=out)
     if args.plot:
-        if plan.sharon is None:
-            raise InputError("--plot draws SHARON's graph: use it with --strategy sharon")
-        from trendagg.optimizer.sharon_plot import plot_graph
-
+        if plan.sharon is None and plan.gloria is None:
+            raise InputError(
+                "--plot draws SHARON's or GLORIA's graph: use it with --strategy sharon or gloria"
+            )
         check_outputs({"queries": args.queries, "events": args.events}, {"--plot": args.plot})
         with _writing("plot", args.plot):
-            plot_graph(plan.sharon, args.plot, title=Path(args.queries).name)
-        print(f"trendagg: drew SHARON's graph to {args.plot}.", file=err)
+            if plan.sharon is not None:
+                from trendagg.optimizer.sharon_plot import plot_graph
+
+                plot_graph(plan.sharon, args.plot, title=Path(args.queries).name)
+            else:
+                from trendagg.optimizer.gloria_plot import plot_gloria
+
+                plot_gloria(plan.gloria, args.plot, title=Path(args.queries).name)
+        which = "SHARON" if plan.sharon is not None else "GLORIA"
+        print(f"trendagg: drew {which}'s graph to {args.plot}.", file=err)
     if args.events is None:
         return 0
     from trendagg.session import run_file
@@ -495,6 +513,15 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _print_kernel_decisions(stats["kernel"], args.strategy, args.bursts, out)
     if "hamlet" in stats:
         _print_python_decisions(stats["hamlet"], args.strategy, args.bursts, out)
+    if "gloria" in stats:
+        g = stats["gloria"]
+        print(
+            f"\nGLORIA executor: {g['shared_propagations']:,} shared propagations (coefficient "
+            f"entries of reused totals), {g['nonshared_propagations']:,} non-shared (predecessor "
+            f"events), {g['evaluations']:,} evaluations, {g['snapshots']:,} snapshots, "
+            f"{g['insertions']:,} value insertions",
+            file=out,
+        )
     print(
         _summary(
             result.events,
@@ -512,9 +539,25 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _given_rates(text: str) -> dict[str, float]:
+    """``--rates A=5,B=10``: events per window and partition, per event type."""
+    rates: dict[str, float] = {}
+    for item in text.split(","):
+        name, eq, value = item.strip().partition("=")
+        try:
+            if not eq or not name.strip():
+                raise ValueError
+            rates[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(
+                f"--rates: '{item.strip()}' is not TYPE=NUMBER; write for example A=5,B=10"
+            ) from None
+    return rates
+
+
 def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]:
-    """SHARON's rates as ``run`` finds them: from the first chunk of the events (the
-    first 100,000 events of it), or, without events, 1 for every type."""
+    """SHARON's (or GLORIA's) rates as ``run`` finds them: from the first chunk of the
+    events (the first 100,000 events of it), or, without events, 1 for every type."""
     if args.events is None:
         return None, (
             "1 for every event type (run estimates them from the first events it reads: "
@@ -529,6 +572,13 @@ def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]
     if first is None or not len(first.events):
         return None, "1 for every event type (the events file has no events)"
     n = min(SAMPLE, len(first.events))
+    if args.strategy == "gloria":
+        from trendagg.optimizer.plan import gloria_rates
+
+        return gloria_rates(plans, first.events), (
+            f"estimated from the first {n:,} events of {args.events} (events per window and "
+            "partition, per event type and query signature)"
+        )
     return estimate_rates(plans, first.events), (
         f"estimated from the first {n:,} events of {args.events} (events per window and "
         "partition, per event type)"
@@ -872,14 +922,22 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("queries")
     explain.add_argument("events", nargs="?", default=None)
     explain.add_argument(
-        "--strategy", choices=("hamlet", "hamlet-static", "sharon"), default="hamlet"
+        "--strategy", choices=("hamlet", "hamlet-static", "sharon", "gloria"), default="hamlet"
     )
     explain.add_argument(
         "--plot",
         default=None,
         metavar="FILE",
-        help="sharon: draw the SHARON graph (candidates, conflicts, the chosen plan) to FILE "
+        help="sharon: draw the SHARON graph (candidates, conflicts, the chosen plan); gloria: "
+        "the GLORIA graph (pools, nodes kept and pruned, the chosen path) to FILE "
         "(.png, .svg or .pdf)",
+    )
+    explain.add_argument(
+        "--rates",
+        default=None,
+        metavar="TYPE=N,...",
+        help="sharon, gloria: the rate of each event type (events per window and partition) "
+        "the optimizer weighs plans by, instead of estimating them from the events",
     )
     explain.add_argument(
         "--engine",

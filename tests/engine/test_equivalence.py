@@ -28,7 +28,7 @@ from workloads import cases, shared_cases
 
 MATRIX = [
     (strategy, compiled)
-    for strategy in ("greta", "hamlet-static", "hamlet", "sharon")
+    for strategy in ("greta", "hamlet-static", "hamlet", "sharon", "gloria")
     for compiled in (False, True)
 ] + [("aseq", False)]
 

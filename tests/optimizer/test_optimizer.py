@@ -73,6 +73,45 @@ def test_explain_plot_draws_sharons_graph(tmp_path: Path) -> None:
     assert not (tmp_path / "x.png").exists()
 
 
+GLORIA_CASES = {
+    "table3": "F=10,A=5,B=10,C=12,D=4,E=3",
+    "kleene": "C=1,A=5,B=10,D=4",
+}
+
+
+@pytest.mark.parametrize("engine", ["local", "reference"])
+@pytest.mark.parametrize("name", sorted(GLORIA_CASES))
+def test_explain_gloria_golden(name: str, engine: str) -> None:
+    """``explain --strategy gloria --rates ...``: the plan (the queries of shared Q-sets
+    on the python executor, the rest as under hamlet), then GLORIA's graph as Table 3
+    prints it (nodes kept and pruned with d_s, the pruned edges, Algorithm 1's case,
+    the chosen plan and its cost: 307 for Table 3's workload, spec E4), the rates."""
+    case = GOLDEN.parent / "explain_gloria" / f"{name}.tq"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["explain", str(case), "--strategy", "gloria", "--engine", engine]
+    assert main([*argv, "--rates", GLORIA_CASES[name]], out, err) == 0, err.getvalue()
+    expected = case.with_suffix(f".{engine}.out")
+    if REGEN:
+        expected.write_text(out.getvalue(), encoding="utf-8")
+    assert out.getvalue() == expected.read_text(encoding="utf-8")
+
+
+def test_explain_plot_draws_glorias_graph_and_rates_are_checked(tmp_path: Path) -> None:
+    case = GOLDEN.parent / "explain_gloria" / "table3.tq"
+    picture = tmp_path / "graph.png"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["explain", str(case), "--strategy", "gloria", "--plot", str(picture)]
+    assert main([*argv, "--rates", GLORIA_CASES["table3"]], out, err) == 0, err.getvalue()
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
+    assert f"drew GLORIA's graph to {picture}" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["explain", str(case), "--strategy", "gloria", "--rates", "F:10"], out, err) == 2
+    assert "'F:10' is not TYPE=NUMBER" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["explain", str(case), "--rates", "F=10"], out, err) == 2
+    assert "use --strategy sharon or gloria" in err.getvalue()
+
+
 def test_explain_sharon_estimates_the_rates_as_run_does(tmp_path: Path) -> None:
     """With events, explain plans with the rates run estimates from the first events,
     and runs it: sharon's rows there equal greta's."""

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from helpers import run_text
 from trendagg.language import ast, to_text
-from workloads import seq_cases, shared_cases
+from workloads import gloria_cases, seq_cases, shared_cases
 
 pytestmark = pytest.mark.spark
 
@@ -466,3 +466,19 @@ def test_cli_spark_routes_padded_csv_types_and_keys_as_the_local_reader_reads_th
     # x: A1, A2, A3 (7 trends); y: A4, A5 (3 trends); the blank type is rejected
     assert '"g": "x"}, "values": {"COUNT(*)": 7}' in outputs["spark"][0]
     assert '"COUNT(*)": 3' in outputs["spark"][0] and "1 rejected" in outputs["spark"][1]
+
+
+@settings(max_examples=4, deadline=None)
+@given(gloria_cases(max_queries=4))
+def test_spark_batch_runs_gloria_as_the_local_engine(
+    spark: Any, case: tuple[list[ast.Query], list[dict[str, object]]]
+) -> None:
+    """Each bucket's engine plans GLORIA from its own first events: the plans may differ,
+    the rows never do."""
+    from trendagg.spark import aggregate_trends
+
+    queries, events = case
+    text = to_text(ast.Workload(tuple(queries)))
+    expected = local_rows(run_text(text, events, "greta"))
+    got = aggregate_trends(frame(spark, events), text, strategy="gloria", partitions=3)
+    assert spark_rows(got) == expected

@@ -25,6 +25,7 @@ from trendagg.optimizer.plan import SharingPlan, sharing_plan
 from trendagg.plan.compile import QueryPlan, attributes_read
 
 DEFAULT_STRATEGY = "hamlet"
+DEFERRED = ("sharon", "gloria")  # strategies whose plan waits for the rates of the first chunk
 LOGGED_DECISIONS = 100_000  # per-burst decisions the compiled executor keeps with log=True
 
 
@@ -60,6 +61,10 @@ def _python_executor(
         from trendagg.reference.sharon import SharonExecutor
 
         return SharonExecutor(plans, sharing, log=log)
+    if sharing.strategy == "gloria":
+        from trendagg.reference.gloria import GloriaExecutor
+
+        return GloriaExecutor(plans, sharing, log=log)
     if sharing.strategy in ("hamlet", "hamlet-static"):
         from trendagg.reference.hamlet import HamletExecutor
 
@@ -89,8 +94,8 @@ class Runner:
     ):
         """``plan``: run this sharing plan (of ``strategy``, for ``plans``) instead of
         the one its policy makes (:func:`~trendagg.optimizer.plan.sharing_plan`).
-        ``rates`` (sharon): the event types' rates its optimizer weighs candidates by;
-        None: estimated from the first chunk fed (its first
+        ``rates`` (sharon, gloria): the event types' rates its optimizer weighs
+        candidates by; None: estimated from the first chunk fed (its first
         :data:`~trendagg.optimizer.sharon.SAMPLE` events, deterministically), the plan
         made then."""
         self.plans = plans
@@ -100,9 +105,10 @@ class Runner:
         self._options = (trend_limit, log, compiled)
         if plan is not None and plan.strategy != strategy:
             raise ExecutionError(f"a {plan.strategy} plan given to a {strategy} runner")
-        # what runs where and what is shared (None: a sharon plan waits for its rates)
+        # what runs where and what is shared (None: a sharon or gloria plan waits for its
+        # rates)
         self.sharing: SharingPlan | None = plan
-        if plan is None and (strategy != "sharon" or rates is not None):
+        if plan is None and (strategy not in DEFERRED or rates is not None):
             self.sharing = sharing_plan(plans, strategy, compiled=compiled, rates=rates)
         self._python_reads: set[str] = set()
         if self.sharing is not None:
@@ -120,7 +126,8 @@ class Runner:
 
         trend_limit, log, _ = self._options
         plans = self.plans
-        self.sharing = sharing = replace(sharing, sharon=None)  # (explain's detail: not kept)
+        # (explain's detail: not kept)
+        self.sharing = sharing = replace(sharing, sharon=None, gloria=None)
         fast = [plans[q] for q in sharing.on("compiled")]
         if fast:
             from trendagg.kernels.executor import CompiledExecutor
@@ -131,11 +138,16 @@ class Runner:
         self._python_reads = attributes_read([plans[q] for q in sharing.on("python")])
 
     def _planned(self, events: EventBatch | None) -> None:
-        """Make the sharon plan that waited for rates, from ``events`` (None: rate 1)."""
+        """Make the sharon or gloria plan that waited for rates, from ``events`` (None:
+        rate 1)."""
         if self.sharing is not None:
             return
-        rates = None
-        if events is not None and len(events):
+        rates: Any = None
+        if events is not None and len(events) and self.strategy == "gloria":
+            from trendagg.optimizer.plan import gloria_rates
+
+            rates = gloria_rates(self.plans, events)
+        elif events is not None and len(events):
             from trendagg.optimizer.sharon import estimate_rates
 
             rates = estimate_rates(self.plans, events)

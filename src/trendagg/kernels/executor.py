@@ -73,7 +73,7 @@ POOL_BYTES = 16 << 20
 #: LAZY_POOL; grown 4x with a replay when full
 LAZY_POOL = 1 << 14
 # (sharon, aseq: the queries they leave to the kernel, under hamlet and greta)
-MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0}
+MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0, "gloria": 1}
 _EXACT_FLOAT_INT = 2**53
 
 State = namedtuple(

@@ -29,8 +29,9 @@ node per pool), ``noprune`` (the whole graph, searched) and, for the tests, ``no
 Kleene units all or nothing).
 
 This is the optimizer alone; the specification is ``../shared/specs/gloria.md``
-(sections 1, 2, 4, 6 and 8.1-8.2), whose worked examples are its tests. Executing a
-plan comes later.
+(sections 1, 2, 4, 6 and 8.1-8.2), whose worked examples are its tests. Its plan, as
+Q-sets per transition (:func:`~trendagg.optimizer.plan.qsets_of`), is executed by
+:mod:`trendagg.reference.gloria` (``strategy="gloria"``).
 """
 
 from __future__ import annotations

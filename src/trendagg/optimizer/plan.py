@@ -47,8 +47,9 @@ from trendagg.plan.windows import pane_length
 if TYPE_CHECKING:
     from trendagg.plan.compile import QueryPlan
 
-STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon", "aseq")
+STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon", "aseq", "gloria")
 SHARON_ROUTE = "SHARON shares its sub-sequences; the kernel runs no SHARON plan yet"
+GLORIA_ROUTE = "GLORIA shares its transitions; the kernel runs no GLORIA plan yet"
 ASEQ_ROUTE = "A-Seq, SHARON's non-shared baseline, runs on the reference engine"
 
 
@@ -98,6 +99,22 @@ class SharedSequence:
 
 
 @dataclass(frozen=True)
+class GloriaQSet:
+    """A Q-set of a GLORIA plan on one transition ``source -> target`` (event types):
+    its queries (names, sorted) and its snapshot type ``label`` (None: one query,
+    non-shared). The executable part of the optimizer's plan."""
+
+    source: str
+    target: str
+    queries: tuple[str, ...]
+    label: str | None
+
+    def text(self) -> str:
+        body = "(" + ",".join(self.queries) + ")"
+        return body if self.label is None else f"{body}^{self.label}"
+
+
+@dataclass(frozen=True)
 class SharingPlan:
     strategy: str
     routes: tuple[Route, ...]
@@ -107,6 +124,9 @@ class SharingPlan:
     sequences: tuple[SharedSequence, ...] = ()  # sharon's
     # sharon: the optimizer's whole answer (candidates, graph, pruning), for explain
     sharon: Any = field(default=None, compare=False, repr=False)
+    qsets: tuple[GloriaQSet, ...] = ()  # gloria's: every transition of its queries
+    # gloria: the optimizer's whole answer (GloriaPlan: graph, pruning, path), for explain
+    gloria: Any = field(default=None, compare=False, repr=False)
 
     def on(self, executor: str) -> list[int]:
         """Indices of the queries that ``executor`` runs."""
@@ -126,6 +146,13 @@ class SharingPlan:
                 )
             if not self.sequences:
                 lines.append("  no shared sub-sequences: none of SHARON's candidates pays")
+        if self.strategy == "gloria":
+            for s in self.qsets:
+                lines.append(
+                    f"  GLORIA Q-set {s.text()} on {s.source}->{s.target} on the python executor"
+                )
+            if not self.qsets:
+                lines.append("  no GLORIA Q-sets: no transition is shared")
         if not self.bursts:
             lines.append("  no shared Kleene bursts: every query runs non-shared")
         for b in self.bursts:
@@ -215,6 +242,7 @@ def sharing_plan(
     compiled: bool = True,
     rates: Mapping[Any, Any] | None = None,
     sequences: Sequence[SharedSequence] | None = None,
+    qsets: Sequence[GloriaQSet] | None = None,
 ) -> SharingPlan:
     """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
 
@@ -224,6 +252,11 @@ def sharing_plan(
     flat or per signature as :func:`trendagg.optimizer.sharon.estimate_rates` gives
     them; None: every type at rate 1. ``sequences`` (sharon): run these shared
     sub-sequences instead of the optimizer's choice (checked: see :func:`check_sequences`).
+    ``rates`` (gloria): as sharon's, per type or per GLORIA signature
+    (:func:`gloria_rates`). ``qsets`` (gloria): run these Q-sets instead of the
+    optimizer's plan (checked: see :func:`check_qsets`); every query they name runs on
+    GLORIA's executor. Under the optimizer's plan, the queries in a shared Q-set (one
+    with a label) do; the others follow the hamlet plan.
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
@@ -237,11 +270,24 @@ def sharing_plan(
         raise InputError(f"shared sub-sequences are a sharon plan's, not {strategy}'s")
     else:
         sequences = ()
-    shared = {name for seq in sequences for name in seq.queries}
+    gloria: Any = None
+    if strategy == "gloria" and qsets is not None:
+        qsets = tuple(qsets)
+        check_qsets(plans, qsets)
+    elif strategy == "gloria":
+        gloria, qsets = _gloria(plans, rates)
+    elif qsets:
+        raise InputError(f"Q-sets are a gloria plan's, not {strategy}'s")
+    else:
+        qsets = ()
+    on_gloria = {name for s in qsets for name in s.queries}
+    shared = {name for seq in sequences for name in seq.queries} | on_gloria
     routes = []
     for plan in plans:
         if strategy == "twostep":
             why: str | None = "twostep enumerates trends"
+        elif plan.name in on_gloria:
+            why = GLORIA_ROUTE
         elif plan.name in shared:
             why = SHARON_ROUTE
         elif strategy == "aseq" and sharon_blocker(plan) is None:
@@ -251,8 +297,10 @@ def sharing_plan(
         else:
             why = compiled_blocker(plan)
         routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
-    shares = strategy.startswith("hamlet") or strategy == "sharon"
-    plan_ = SharingPlan(strategy, tuple(routes), (), (), shares, tuple(sequences), chosen)
+    shares = strategy.startswith("hamlet") or strategy in ("sharon", "gloria")
+    plan_ = SharingPlan(
+        strategy, tuple(routes), (), (), shares, tuple(sequences), chosen, qsets, gloria
+    )
     if not shares:
         return plan_
     decision = "always" if strategy == "hamlet-static" else "dynamic"
@@ -271,7 +319,15 @@ def sharing_plan(
             )
     bursts += _compiled_bursts(plans, plan_.on("compiled"), decision)
     return SharingPlan(
-        strategy, plan_.routes, tuple(bursts), tuple(components), True, tuple(sequences), chosen
+        strategy,
+        plan_.routes,
+        tuple(bursts),
+        tuple(components),
+        True,
+        tuple(sequences),
+        chosen,
+        qsets,
+        gloria,
     )
 
 
@@ -319,6 +375,118 @@ def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence])
                 f"shared sub-sequence {label}: its queries differ in window, partition "
                 f"attributes or how they bind its events (predicates, attributes read)"
             )
+
+
+def gloria_blocker(plan: QueryPlan) -> str | None:
+    """Why GLORIA's executor does not run this query (it then follows the hamlet plan),
+    or None: GLORIA's class is SEQ and (nested) Kleene patterns (spec 1.6)."""
+    if plan.template.negations:
+        return "a NOT (spec A13: GLORIA shares no negation)"
+    if plan.edges or plan.guards:
+        return "a NEXT condition (spec 3.4: an edge predicate is never shared)"
+    if any(a.var is not None for a in plan.partition_attrs):
+        return "qualified partition attributes (spec 3.4)"
+    if not plan.template.transitions:
+        return "one event type and no Kleene plus: no transition to share"
+    return None
+
+
+def gloria_rates(plans: list[QueryPlan], events: Any) -> dict[tuple[object, ...], dict[str, float]]:
+    """``|E|`` per GLORIA signature, from the start of ``events`` (an EventBatch), for
+    the queries of GLORIA's class (:func:`~trendagg.optimizer.gloria_template.estimate_rates`)."""
+    from trendagg.optimizer.gloria_template import estimate_rates, gloria_query
+
+    eligible = [p for p in plans if gloria_blocker(p) is None]
+    return estimate_rates([gloria_query(p) for p in eligible], eligible, events)
+
+
+def _gloria(
+    plans: list[QueryPlan], rates: Mapping[Any, Any] | None
+) -> tuple[Any, tuple[GloriaQSet, ...]]:
+    """GLORIA's optimizer over the queries of its class: its answer, and the Q-sets of
+    the queries that share some transition (their every transition's)."""
+    from trendagg.optimizer.gloria import optimize as gloria_optimize
+    from trendagg.optimizer.gloria_template import gloria_query
+
+    eligible = [p for p in plans if gloria_blocker(p) is None]
+    if not eligible:
+        return None, ()
+    if rates is None:
+        rates = {t: 1.0 for p in eligible for t in p.template.types}
+    chosen = gloria_optimize([gloria_query(p) for p in eligible], rates)
+    qsets = qsets_of(chosen)
+    members = {q for s in qsets if s.label is not None for q in s.queries}
+    # (a query runs on GLORIA's executor only with a Q-set on each of its transitions: a
+    # plan that left one out would otherwise fail at run time; none is known to)
+    by_name = {p.name: p for p in eligible}
+    kept = tuple(s for s in qsets if set(s.queries) <= members)
+    while True:
+        covered = {(q, (s.source, s.target)) for s in kept for q in s.queries}
+        whole = {
+            q for q in members if all((q, t) in covered for t in _type_transitions(by_name[q]))
+        }
+        if whole == members:
+            return chosen, kept
+        members = whole
+        kept = tuple(s for s in kept if set(s.queries) <= members)
+
+
+def qsets_of(chosen: Any) -> tuple[GloriaQSet, ...]:
+    """A GLORIA plan's (:class:`~trendagg.optimizer.gloria.GloriaPlan`) Q-sets, per
+    transition (a Kleene unit's every transition carries the unit's)."""
+    return tuple(
+        GloriaQSet(a, b, s.queries, s.label)
+        for pool, qsets in chosen.pools()
+        for a, b in pool.transitions
+        for s in qsets
+    )
+
+
+def check_qsets(plans: list[QueryPlan], qsets: Sequence[GloriaQSet]) -> None:
+    """Raise InputError unless GLORIA's executor runs the Q-sets exactly: each names
+    queries of GLORIA's class that have its transition, bind both of its types alike
+    and agree on partition attributes; only one query is non-shared (no label); a label
+    is a type of its queries; each query named has a Q-set on each of its transitions,
+    exactly one."""
+    by_name = {p.name: p for p in plans}
+    covered: dict[tuple[str, tuple[str, str]], str] = {}
+    for s in qsets:
+        text = f"Q-set {s.text()} on {s.source}->{s.target}"
+        if not s.queries or (s.label is None and len(s.queries) != 1):
+            raise InputError(f"{text}: a non-shared Q-set holds exactly one query")
+        keys = set()
+        for name in s.queries:
+            plan = by_name.get(name)
+            if plan is None:
+                raise InputError(f"{text}: no query is named {name}")
+            why = gloria_blocker(plan)
+            if why is not None:
+                raise InputError(f"{text}: {name} is not of GLORIA's class ({why})")
+            if (s.source, s.target) not in _type_transitions(plan):
+                raise InputError(f"{text}: {name} has no transition {s.source}->{s.target}")
+            if s.label is not None and s.label not in plan.template.types:
+                raise InputError(f"{text}: {s.label} is not a type of {name}")
+            if (name, (s.source, s.target)) in covered:
+                raise InputError(
+                    f"{text}: {name} is already in {covered[name, (s.source, s.target)]}"
+                )
+            covered[name, (s.source, s.target)] = s.text()
+            names = tuple(sorted(a.name for a in plan.partition_attrs))
+            keys.add((names, binding_rule(plan, s.source), binding_rule(plan, s.target)))
+        if len(keys) > 1:
+            raise InputError(
+                f"{text}: its queries differ in partition attributes or how they bind its "
+                f"events (predicates, attributes read)"
+            )
+    for name in sorted({q for s in qsets for q in s.queries}):
+        for pair in _type_transitions(by_name[name]):
+            if (name, pair) not in covered:
+                raise InputError(f"{name} has no Q-set on its transition {pair[0]}->{pair[1]}")
+
+
+def _type_transitions(plan: QueryPlan) -> set[tuple[str, str]]:
+    typ = {v: info.type for v, info in plan.vars.items()}
+    return {(typ[t.src], typ[t.dst]) for t in plan.template.transitions}
 
 
 def _sharon(

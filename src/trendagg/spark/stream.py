@@ -354,7 +354,7 @@ def trend_stream(
     if strategy == "twostep":
         raise InputError(
             "the twostep reference builds trends at the end and cannot stream; "
-            "use hamlet, hamlet-static, greta, sharon or aseq"
+            "use hamlet, hamlet-static, greta, sharon, aseq or gloria"
         )
     if buckets is None:
         buckets = default_buckets(df.sparkSession)
