@@ -564,7 +564,8 @@ def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]
             "give the events file to see that plan)"
         )
     from trendagg.io.readers import iter_events
-    from trendagg.optimizer.sharon import SAMPLE, estimate_rates
+    from trendagg.optimizer.rates import SAMPLE
+    from trendagg.optimizer.sharon import estimate_rates
     from trendagg.session import CHUNK_ROWS, reader_options
 
     options = reader_options(plans, _read_options(args))

@@ -60,12 +60,18 @@ def test_spark_batch_runs_sharon_as_the_local_engine(
 ) -> None:
     """Each bucket's engine plans SHARON from its own first events: the plans may differ,
     the rows never do."""
+    _planned_per_bucket(spark, case, "sharon")
+
+
+def _planned_per_bucket(spark: Any, case: Any, strategy: str) -> None:
+    """Spark batch (three buckets, each planning from its own first events) equals the
+    local engine's GRETA."""
     from trendagg.spark import aggregate_trends
 
     queries, events = case
     text = to_text(ast.Workload(tuple(queries)))
     expected = local_rows(run_text(text, events, "greta"))
-    got = aggregate_trends(frame(spark, events), text, strategy="sharon", partitions=3)
+    got = aggregate_trends(frame(spark, events), text, strategy=strategy, partitions=3)
     assert spark_rows(got) == expected
 
 
@@ -475,10 +481,4 @@ def test_spark_batch_runs_gloria_as_the_local_engine(
 ) -> None:
     """Each bucket's engine plans GLORIA from its own first events: the plans may differ,
     the rows never do."""
-    from trendagg.spark import aggregate_trends
-
-    queries, events = case
-    text = to_text(ast.Workload(tuple(queries)))
-    expected = local_rows(run_text(text, events, "greta"))
-    got = aggregate_trends(frame(spark, events), text, strategy="gloria", partitions=3)
-    assert spark_rows(got) == expected
+    _planned_per_bucket(spark, case, "gloria")

@@ -96,7 +96,7 @@ class Runner:
         the one its policy makes (:func:`~trendagg.optimizer.plan.sharing_plan`).
         ``rates`` (sharon, gloria): the event types' rates its optimizer weighs
         candidates by; None: estimated from the first chunk fed (its first
-        :data:`~trendagg.optimizer.sharon.SAMPLE` events, deterministically), the plan
+        :data:`~trendagg.optimizer.rates.SAMPLE` events, deterministically), the plan
         made then."""
         self.plans = plans
         self.strategy = strategy

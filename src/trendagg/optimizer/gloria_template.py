@@ -45,6 +45,7 @@ from typing import Protocol
 from trendagg.io.batch import EventBatch
 from trendagg.language import ast
 from trendagg.language.analysis import pattern_variables
+from trendagg.optimizer.rates import SAMPLE, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 from trendagg.plan.template import build_template
 
@@ -464,9 +465,6 @@ class PaperCost:
 # ----------------------------------------------------------------------------- rates
 
 
-SAMPLE = 100_000  # events of the stream's start that the rates are estimated from
-
-
 def estimate_rates(
     queries: Sequence[GloriaQuery],
     plans: Sequence[QueryPlan],
@@ -488,27 +486,7 @@ def estimate_rates(
         )
         wanted.update(plan.template.types)
         groups[q.signature] = (max(within, plan.window.within), names, wanted)
-    head = events.take(slice(0, sample))
-    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
-    kinds = head.type_values()
-    out: dict[tuple[object, ...], dict[str, float]] = {}
-    for signature, (within, names, wanted) in groups.items():
-        windows = max(span, float(within)) / float(within)
-        columns = [head.columns[n].python_values() if n in head.columns else None for n in names]
-        counts: dict[str, int] = {}
-        keys: dict[str, set[tuple[object, ...]]] = {}
-        for i, kind in enumerate(kinds):
-            if kind not in wanted:
-                continue
-            key = tuple(None if c is None else c[i] for c in columns)
-            if None in key:
-                continue
-            counts[kind] = counts.get(kind, 0) + 1
-            keys.setdefault(kind, set()).add(key)
-        out[signature] = {
-            t: counts.get(t, 0) / windows / max(1, len(keys.get(t, ()))) for t in sorted(wanted)
-        }
-    return out
+    return sample_rates(events, groups, sample)
 
 
 __all__ = [

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.batch import EventBatch
+from trendagg.optimizer.rates import SAMPLE, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
@@ -192,9 +193,6 @@ def candidate_cost(
     return Cost(non_shared, shared)
 
 
-SAMPLE = 100_000  # events of the stream's start that the rates are estimated from
-
-
 def estimate_rates(
     plans: Sequence[QueryPlan], events: EventBatch, sample: int = SAMPLE
 ) -> dict[tuple[object, ...], dict[str, float]]:
@@ -212,29 +210,11 @@ def estimate_rates(
         query = seq_query(plan)
         if query is not None:
             signatures.setdefault(query.signature, (plan, set()))[1].update(query.types)
-    head = events.take(slice(0, sample))
-    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
-    kinds = head.type_values()
-    out: dict[tuple[object, ...], dict[str, float]] = {}
-    for signature, (plan, wanted) in signatures.items():
-        within = float(plan.window.within)
-        windows = max(span, within) / within
-        names = tuple(sorted(a.name for a in plan.partition_attrs))
-        columns = [head.columns[n].python_values() if n in head.columns else None for n in names]
-        counts: dict[str, int] = {}
-        keys: dict[str, set[tuple[object, ...]]] = {}
-        for i, kind in enumerate(kinds):
-            if kind not in wanted:
-                continue
-            key = tuple(None if c is None else c[i] for c in columns)
-            if None in key:
-                continue  # (no partition: the queries do not read it)
-            counts[kind] = counts.get(kind, 0) + 1
-            keys.setdefault(kind, set()).add(key)
-        out[signature] = {
-            t: counts.get(t, 0) / windows / max(1, len(keys.get(t, ()))) for t in sorted(wanted)
-        }
-    return out
+    groups = {
+        signature: (plan.window.within, tuple(sorted(a.name for a in plan.partition_attrs)), wanted)
+        for signature, (plan, wanted) in signatures.items()
+    }
+    return sample_rates(events, groups, sample)
 
 
 # ----------------------------------------------------------------------------- the graph
