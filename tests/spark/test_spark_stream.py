@@ -185,6 +185,38 @@ def test_a_sharon_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> 
     assert canon(got) == canon(expected)
 
 
+def test_a_gloria_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """--strategy gloria in a stream: each key's Runner plans from its first events (here
+    the four queries share SEQ(A, B)+ and its exit, with snapshots of B, as the local
+    engine's plan does) and keeps snapshots and coefficients in the state store."""
+    from trendagg.engine.runner import Runner
+    from trendagg.io import from_records
+    from trendagg.plan.compile import compile_workload
+
+    text = "\n".join(
+        f"q{i}: RETURN COUNT(*), SUM(B.x) PATTERN SEQ({p}, SEQ(A, B)+, X) WHERE [g] "
+        "WITHIN 10 s SLIDE 5 s;"
+        for i, p in enumerate("CDEF", 1)
+    )
+    kinds = "CDEFABABABXABABX"
+    events = [
+        {"type": kinds[i % len(kinds)], "time": i // 2, "x": i % 7, "g": i // 16 % 2}
+        for i in range(128)
+    ]
+    local = Runner(compile_workload(parse(text)), "gloria")
+    local.feed(from_records(events).events)
+    assert local.sharing is not None and any(q.label == "B" for q in local.sharing.qsets)
+    chunks = [events[:48], events[48:96], events[96:], [FLUSH]]
+    write_files(tmp_path / "in", chunks)
+    got, _ = run_dir(
+        spark, text, tmp_path / "in", tmp_path / "out", tmp_path / "ckpt", strategy="gloria",
+        schema="type string, time long, x long, g long",
+    )  # fmt: skip
+    expected = run_queries(list(parse(text).queries), events, "greta")
+    assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}
+    assert canon(got) == canon(expected)
+
+
 def test_a_restarted_stream_loses_nothing_and_duplicates_nothing(
     spark: Any, tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from helpers import canon, run_queries
 from trendagg.language import ast, to_text
-from workloads import cases, shared_cases
+from workloads import cases, gloria_cases, shared_cases
 
 pytest.importorskip("pandas", reason="the streaming processor exchanges pandas frames")
 
@@ -54,14 +54,21 @@ def _arrivals(draw: st.DrawFn, case_strategy: Any) -> Any:
     return queries, chunks, lateness, restart
 
 
-def _check(queries: list[ast.Query], chunks: Any, lateness: float, restart: Any, tmp: Path) -> None:
+def _check(
+    queries: list[ast.Query],
+    chunks: Any,
+    lateness: float,
+    restart: Any,
+    tmp: Path,
+    strategies: tuple[str, ...] = ("hamlet", "greta"),
+) -> None:
     text = to_text(ast.Workload(tuple(queries)))
     chunks = [*chunks, [FLUSH]]
     late = _expected_late(chunks, lateness)
     events = [e for e in itertools.chain(*chunks)]
     kept = [e for e, x in zip(events, late, strict=True) if not x and e is not FLUSH]
     expected = run_queries(queries, kept, "greta")
-    for strategy in ("hamlet", "greta"):
+    for strategy in strategies:
         out = tmp / strategy
         got, stats = run_stream(
             text, chunks, lateness, out, strategy=strategy, restart_after=restart
@@ -125,6 +132,17 @@ def test_stream_equals_local_engine_when_queries_share(tmp_path: Path, case: Any
 
     shutil.rmtree(tmp_path, ignore_errors=True)
     _check(*case, tmp_path)
+
+
+@settings(_SETTINGS, max_examples=100)
+@given(_arrivals(gloria_cases(max_queries=4)))
+def test_a_gloria_stream_equals_the_local_engine(tmp_path: Path, case: Any) -> None:
+    """--strategy gloria in a stream: each key's Runner plans from its first events, and
+    its snapshots and coefficients are kept in the state between micro-batches."""
+    import shutil
+
+    shutil.rmtree(tmp_path, ignore_errors=True)
+    _check(*case, tmp_path, strategies=("gloria",))
 
 
 def test_rideshare_stream_in_chunks_with_a_restart(tmp_path: Path) -> None:
