@@ -122,6 +122,12 @@ def stream_partitions(spark: Any) -> int:
     return default_buckets(spark)
 
 
+def delay_ms(lateness: float) -> int:
+    """The watermark's delay given Spark, in ms: one number for Spark's watermark and for
+    the keys' safe time (:meth:`_TrendProcessor._safe`), which must not pass it."""
+    return int(round(lateness * 1000))
+
+
 def key_labels(groups: int, buckets: int, partitions: int) -> list[list[int]]:
     """Per query group, per bucket: the key number under which Spark's hash partitioning
     (pmod(hash(group, key), partitions)) puts bucket b of group g in partition
@@ -375,7 +381,7 @@ def trend_stream(
     # the watermark: the latest event time seen, minus the allowed lateness
     micros = F.floor(F.col("t") * F.lit(1_000_000)).cast("long")
     timed = routed.withColumn(WATERMARK, F.timestamp_micros(micros))
-    timed = timed.withWatermark(WATERMARK, f"{int(round(lateness * 1000))} milliseconds")
+    timed = timed.withWatermark(WATERMARK, f"{delay_ms(lateness)} milliseconds")
     # (without the event-time column, the stateful step gets the late events too: it
     # reports them, where Spark would drop them unsaid)
     keyed = timed.select(*_KEYED_COLUMNS)
@@ -529,7 +535,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         self.strategy = strategy
         self.reading = reading
         self.lateness = lateness
-        self.lateness_ms = int(round(lateness * 1000))  # (the watermark's delay, as given Spark)
+        self.lateness_ms = delay_ms(lateness)  # (the watermark's delay, as Spark has it)
 
     # -- Spark's interface
 
@@ -1083,6 +1089,7 @@ __all__ = [
     "StreamStats",
     "checkpoint_settings",
     "default_buckets",
+    "delay_ms",
     "key_labels",
     "parse_lateness",
     "read_results",
