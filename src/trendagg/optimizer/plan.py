@@ -260,26 +260,10 @@ def sharing_plan(
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    chosen: Any = None
-    if strategy == "sharon" and sequences is not None:
-        sequences = tuple(sequences)
-        check_sequences(plans, sequences)
-    elif strategy == "sharon":
-        chosen, sequences = _sharon(plans, rates)
-    elif sequences:
-        raise InputError(f"shared sub-sequences are a sharon plan's, not {strategy}'s")
-    else:
-        sequences = ()
-    gloria: Any = None
-    if strategy == "gloria" and qsets is not None:
-        qsets = tuple(qsets)
-        check_qsets(plans, qsets)
-    elif strategy == "gloria":
-        gloria, qsets = _gloria(plans, rates)
-    elif qsets:
-        raise InputError(f"Q-sets are a gloria plan's, not {strategy}'s")
-    else:
-        qsets = ()
+    chosen, sequences = _given_or_planned(
+        "sharon", strategy, sequences, plans, rates, "shared sub-sequences"
+    )
+    gloria, qsets = _given_or_planned("gloria", strategy, qsets, plans, rates, "Q-sets")
     on_gloria = {name for s in qsets for name in s.queries}
     shared = {name for seq in sequences for name in seq.queries} | on_gloria
     routes = []
@@ -329,6 +313,28 @@ def sharing_plan(
         qsets,
         gloria,
     )
+
+
+def _given_or_planned(
+    owner: str,
+    strategy: str,
+    given: Sequence[Any] | None,
+    plans: list[QueryPlan],
+    rates: Mapping[Any, Any] | None,
+    what: str,
+) -> tuple[Any, tuple[Any, ...]]:
+    """The shared parts of the ``owner`` policy (sharon: sub-sequences, gloria: Q-sets)
+    and its optimizer's detail (None when given): ``given`` checked, or planned from
+    ``rates``; none for another strategy, which must not be given any."""
+    if strategy != owner:
+        if given:
+            raise InputError(f"{what} are a {owner} plan's, not {strategy}'s")
+        return None, ()
+    if given is not None:
+        given = tuple(given)
+        (check_sequences if owner == "sharon" else check_qsets)(plans, given)
+        return None, given
+    return _sharon(plans, rates) if owner == "sharon" else _gloria(plans, rates)
 
 
 def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence]) -> None:

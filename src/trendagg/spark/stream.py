@@ -489,6 +489,11 @@ class _Key:
         self.safe = float("-inf")
         self.held: list[Any] = []
 
+    def bound(self, watermark: float) -> float:
+        """The time this key feeds its events up to: the watermark or its safe time,
+        whichever is later (-inf: neither is known yet)."""
+        return max(watermark, self.safe)
+
 
 # per Python worker: the workload's plans, groups, state codec and readers, by its text
 # (Spark calls init once per task: each micro-batch would compile the workload again)
@@ -576,7 +581,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         st = self._load() or _Key()
         # (an event before the time fed up to is late: the next watermark is at least
         # that time, so with Spark's watermark this is the watermark alone)
-        late = events.times < max(watermark, st.safe)
+        late = events.times < st.bound(watermark)
         if late.any():
             index = np.flatnonzero(late)
             taken = events.take(index)
@@ -669,7 +674,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
 
         from trendagg.engine import Runner
 
-        bound = max(watermark, st.safe)
+        bound = st.bound(watermark)
         if bound == float("-inf"):
             return
         rows = []
@@ -688,9 +693,10 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             rows.extend(st.runner.advance(bound))
         if st.held:
             rows = st.held + rows
-        st.held = [r for r in rows if r.window_end > watermark]
+        st.held = []
         for r in rows:
             if r.window_end > watermark:
+                st.held.append(r)
                 continue
             query, window, group_json, registers = partial_cells(r)
             out.add(
@@ -712,7 +718,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             return
         # the next window end after the time fed up to (before any: after the earliest
         # waiting event), or a held row's, when this key has rows to write without input
-        bound = max(watermark, st.safe)
+        bound = st.bound(watermark)
         base = bound if bound != float("-inf") else st.pending.times.min().item()
         ends = [p.window.end(p.window.closed_before(base)) for p in plans]
         nxt = min(ends + [r.window_end for r in st.held])
