@@ -989,3 +989,71 @@ def test_unknown_options_are_refused() -> None:
         gloria_template([E4[0], E4[0]])
     assert list(itertools.islice(set_partitions([]), 2)) == [[]]
     assert build_graph(gloria_template(E4), E4_RATES).mode == "gloria"
+
+
+def test_a14_rates_are_counted_per_binding_filter() -> None:
+    """Spec A14: q1 and q2 bind B only where B.x < 1, which one B event in ten passes:
+    their pools weigh B with 10% of B's rate (1 instead of 10), q4's pool, which binds
+    every B, with all of it. B is then rarer than A, and the plan shares B->C with
+    snapshots of B; counted per type (as before), it is Table 3's plan, snapshots of A.
+    Rates given per type name apply as they are. The rows are GRETA's either way."""
+    from helpers import canon
+    from trendagg.engine import run_strategy
+    from trendagg.io import from_records
+    from trendagg.language import parse
+    from trendagg.optimizer.gloria_template import pool_rates
+    from trendagg.optimizer.plan import gloria_rates, sharing_plan
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(
+        parse(
+            "q1: RETURN COUNT(*) PATTERN SEQ(F, A, B, C, D) WHERE B.x < 1 WITHIN 100 s;\n"
+            "q2: RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WHERE B.x < 1 WITHIN 100 s;\n"
+            "q3: RETURN COUNT(*) PATTERN SEQ(E, C, D) WITHIN 100 s;\n"
+            "q4: RETURN COUNT(*) PATTERN SEQ(A, B, H) WITHIN 100 s;"
+        )
+    )
+    order = [t for t, n in E4_RATES.items() for _ in range(n)]
+    random.Random(14).shuffle(order)
+    records: list[dict[str, object]] = [{"type": t, "time": i} for i, t in enumerate(order)]
+    b_events = [r for r in records if r["type"] == "B"]
+    for i, r in enumerate(b_events):
+        r["x"] = 0 if i == 0 else 5
+    events = from_records(records).events
+    rates = gloria_rates(plans, events)
+    (signature,) = rates
+    rule = gloria_query(plans[0]).rule("B")
+    assert rule == gloria_query(plans[1]).rule("B") != gloria_query(plans[3]).rule("B")
+    assert rates[signature]["B"] == 10 and rates[signature][("B", rule)] == 1
+    assert {t: r for t, r in rates[signature].items() if isinstance(t, str)} == {
+        **E4_RATES,
+        "H": 0,
+    }
+
+    def labels(plan_rates: object) -> dict[tuple[str, str], str | None]:
+        plan = sharing_plan(plans, "gloria", rates=plan_rates, compiled=False)  # type: ignore[arg-type]
+        by = {(s.source, s.target): s.label for s in plan.qsets if "q1" in s.queries}
+        return {t: by.get(t) for t in [("B", "C"), ("C", "D")]}
+
+    assert labels(rates) == {("B", "C"): "B", ("C", "D"): "B"}
+    per_type = {signature: {t: r for t, r in rates[signature].items() if isinstance(t, str)}}
+    assert labels(per_type) == {("B", "C"): "A", ("C", "D"): "A"}
+    # rates given per type name: as they are
+    assert labels({**E4_RATES, "H": 1}) == {("B", "C"): "A", ("C", "D"): "A"}
+    assert labels({**E4_RATES, "B": 1, "H": 1}) == {("B", "C"): "B", ("C", "D"): "B"}
+    # each pool weighs B by its queries' binding of B
+    chosen = sharing_plan(plans, "gloria", rates=rates, compiled=False).gloria
+    queries = {q.name: q for q in chosen.template.queries}
+    weights = {
+        (p.name(), tuple(sorted(p.queries))): pool_rates(p, queries, rates[signature])["B"]
+        for p in chosen.template.pools
+        if "B" in (p.source, p.target)
+    }
+    assert weights == {
+        ("Pool(A,B)", ("q1", "q2")): 1,
+        ("Pool(B,C)", ("q1", "q2")): 1,
+        ("Pool(A,B)", ("q4",)): 10,
+        ("Pool(B,H)", ("q4",)): 10,
+    }
+    gloria = run_strategy(plans, events, "gloria", plan=sharing_plan(plans, "gloria", rates=rates))
+    assert canon(gloria) == canon(run_strategy(plans, events, "greta"))

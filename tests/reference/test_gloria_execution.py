@@ -388,3 +388,74 @@ def test_queries_that_part_and_meet_again_reuse_only_what_all_arrive_with() -> N
     # q2: e1 then B+ over b3 b5 b7: 7, e4 then b5 b7: 3
     assert {r.query: r.values["COUNT(*)"] for r in rows} == {"q1": 9, "q2": 10}
     assert stats["evaluations"] > 0
+
+
+# -- minima and maxima on both sides of a snapshot
+
+EXTREMES = (
+    "q1: RETURN COUNT(*), MIN(A.v), MAX(A.v), MIN(B.v), MAX(B.v), MIN(C.v), MAX(D.v) "
+    "PATTERN SEQ(C, SEQ(A, B)+, D) WITHIN 10 s;\n"
+    "q2: RETURN COUNT(*), MIN(A.v), MAX(A.v), MIN(B.v), MAX(B.v), MAX(C.v) "
+    "PATTERN SEQ(C, SEQ(A, B)+) WITHIN 10 s;"
+)
+EXTREME_VALUES = {"c0": 5, "a1": 3, "b2": 8, "a3": 1, "b4": 9, "d5": 4}
+
+
+@pytest.mark.parametrize("label", ["C", "A", "B"])
+def test_minima_and_maxima_fold_both_sides_of_a_snapshot(label: str) -> None:
+    """E3's stream with values, every Q-set shared with snapshots of ``label``: each row's
+    extremes come from both sides of a snapshot. Snapshots of C hold only C (the rest is
+    in the coefficient entries); of A, C and the A and B before it (B after it and D in
+    the entries); of B, everything but D: q1's extremes of A and B reach d5 only
+    through a snapshot of B, its D only through the entry. By hand, q1's trends are
+    c0 a1 b2 d5, c0 a1 b4 d5, c0 a3 b4 d5 and c0 a1 b2 a3 b4 d5, q2's the same without
+    d5 (and its prefix c0 a1 b2), so: A in {3, 1}, B in {8, 9}, C 5, D 4."""
+    records = stream("c0 a1 b2 a3 b4 d5", **{name: {"v": v} for name, v in EXTREME_VALUES.items()})
+    rows, counters = _run(EXTREMES, records, _e3_plan(label))
+    got = {r.query: r.values for r in rows}
+    both = {"COUNT(*)": 4, "MIN(A.v)": 1, "MAX(A.v)": 3, "MIN(B.v)": 8, "MAX(B.v)": 9}
+    assert got == {
+        "q1": {**both, "MIN(C.v)": 5, "MAX(D.v)": 4},
+        "q2": {**both, "MAX(C.v)": 5},
+    }
+    # (a B event takes one in each of its Q-sets: (q1,q2) on B->A and (q1) on B->D)
+    assert counters["snapshots"] == {"C": 1, "A": 2, "B": 4}[label]
+
+
+def test_the_fold_of_a_snapshot_and_an_entry_keeps_the_extreme_of_either_side() -> None:
+    """The fold itself (``apply_q``, spec 3.3), on registers that a stream cannot single
+    out: a MIN or MAX over all trends also sees each event on a trend that needs no fold
+    (its shortest trend), so a fold that took the wrong side, or swapped MIN and MAX,
+    leaves every row above right. Here q1's registers at a snapshot (count 2) meet an
+    entry (3 paths on): counts multiply, and each extreme is the smaller (larger) of the
+    two sides, or the one side that has a value."""
+    from trendagg.reference.gloria import GloriaRuntime, GloriaStats
+
+    plans = compile_workload(parse(EXTREMES))
+    runtime = GloriaRuntime(
+        plans, sharing_plan(plans, "gloria", qsets=_e3_plan("B")).qsets, GloriaStats({}, {})
+    )
+    plan = plans[0]
+    mine, theirs = plan.layout, runtime.algebra.layout
+    var = plan.type_to_var["A"]
+    at_min = mine.min_start + mine.mins.index((var, "v"))
+    at_max = mine.max_start + mine.maxs.index((var, "v"))
+    entry_min = theirs.min_start + theirs.mins.index(("A", "v"))
+    entry_max = theirs.max_start + theirs.maxs.index(("A", "v"))
+
+    def fold(snap_side: tuple[Any, Any], entry_side: tuple[Any, Any]) -> tuple[Any, Any]:
+        snap, entry = mine.zero(), theirs.zero()
+        snap[0], entry[0] = 2, 3
+        snap[at_min], snap[at_max] = snap_side
+        entry[entry_min], entry[entry_max] = entry_side
+        out = runtime.views[plan.name].apply(entry, snap)
+        assert out is not None and out[0] == 6
+        return out[at_min], out[at_max]
+
+    assert fold((1, 7), (4, 5)) == (1, 7)  # the snapshot's side holds both extremes
+    assert fold((4, 5), (1, 7)) == (1, 7)  # the entry's side holds both
+    assert fold((1, 5), (4, 7)) == (1, 7)  # one each
+    assert fold((4, 7), (1, 5)) == (1, 7)
+    assert fold((None, None), (4, 7)) == (4, 7)  # no A before the snapshot
+    assert fold((4, 7), (None, None)) == (4, 7)  # no A after it
+    assert fold((None, None), (None, None)) == (None, None)

@@ -46,6 +46,7 @@ from trendagg.optimizer.gloria_template import (
     PaperCost,
     Pool,
     Rates,
+    pool_rates,
     query_shape,
 )
 
@@ -453,16 +454,23 @@ def build_graph(
     graph = Graph()
     pool_of: dict[int, int] = {}
 
+    queries = {q.name: q for q in template.queries}
+    weighed: dict[int, Rates] = {}
+
     def rates_of(pool: Pool) -> Rates:
-        mine = rates.get(pool.signature)  # type: ignore[call-overload]
-        return mine if isinstance(mine, Mapping) else rates  # type: ignore[return-value]
+        found = weighed.get(pool.index)
+        if found is None:
+            mine = rates.get(pool.signature)  # type: ignore[call-overload]
+            given = mine if isinstance(mine, Mapping) else rates
+            found = weighed[pool.index] = pool_rates(pool, queries, given)  # type: ignore[arg-type]
+        return found
 
     for q in template.queries:
         mine = rates.get(q.signature)  # type: ignore[call-overload]
         given = mine if isinstance(mine, Mapping) else rates
         for t in query_shape(q).types:
             if t not in given:
-                known = ", ".join(sorted(str(k) for k in given)) or "none"
+                known = ", ".join(sorted(k for k in given if isinstance(k, str))) or "none"
                 raise ValueError(
                     f"no rate for event type '{t}' of query {q.name}: rates are given for "
                     f"{known}; pass one per type (events per window and partition)"

@@ -31,8 +31,9 @@ over:
   (Eq. 2), a shared Q-set ``|Ei| * len(Ei, L)`` once (Eq. 3, no ``|Ej|`` factor), a
   query whose label changes at Ej ``|Ej| * |L|`` (Eq. 4), a start ``|E|``, and a
   shared Kleene cycle ``sum |Ei| * len(Ei, L) + |Q| * |L| * |L|`` (spec 2.6);
-- :func:`estimate_rates`, the frequencies ``|E|`` (events per window and partition)
-  from the start of a stream, deterministically.
+- :func:`estimate_rates`, the frequencies ``|E|`` (events per window and partition,
+  per binding filter) from the start of a stream, deterministically, and
+  :func:`pool_rates`, the frequencies a pool is weighed with.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol
 
 from trendagg.io.batch import EventBatch
 from trendagg.language import ast
 from trendagg.language.analysis import pattern_variables
-from trendagg.optimizer.rates import SAMPLE, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 from trendagg.plan.template import build_template
 
@@ -470,15 +471,22 @@ def estimate_rates(
     plans: Sequence[QueryPlan],
     events: EventBatch,
     sample: int = SAMPLE,
-) -> dict[tuple[object, ...], dict[str, float]]:
+) -> dict[tuple[object, ...], dict[Any, float]]:
     """Per signature of the queries, ``|E|`` for each type they read: its events per
     window and partition in the first ``sample`` events (spec A16), as SHARON's
     :func:`~trendagg.optimizer.sharon.estimate_rates` does: events of E x WITHIN /
     (time the sample spans, at least WITHIN) / (partitions E's events fall in). With
     different windows in one signature (``same_window=False``) the longest is used.
-    Deterministic: every process that plans the same stream gets the same rates."""
+
+    Frequencies are counted per binding filter (spec A14): where a query binds E only
+    to some events (required attributes, local predicates), the signature's rates also
+    hold, keyed ``(E, rule)`` (``rule`` as in :attr:`GloriaQuery.rules`), the rate of
+    the events that pass, which the optimizer weighs E with in the pools of that rule
+    (:func:`pool_rates`). Deterministic: every process that plans the same stream gets
+    the same rates."""
     by_name = {p.name: p for p in plans}
     groups: dict[tuple[object, ...], tuple[Fraction, tuple[str, ...], set[str]]] = {}
+    filters: dict[tuple[object, ...], dict[tuple[str, object], Filter]] = {}
     for q in queries:
         plan = by_name[q.name]
         within, names, wanted = groups.get(
@@ -486,7 +494,27 @@ def estimate_rates(
         )
         wanted.update(plan.template.types)
         groups[q.signature] = (max(within, plan.window.within), names, wanted)
-    return sample_rates(events, groups, sample)
+        for t in plan.template.types:
+            info = plan.vars[plan.type_to_var[t]]
+            # (an event without a partition attribute is counted nowhere already)
+            if info.required - set(names) or info.local:
+                filters.setdefault(q.signature, {}).setdefault((t, q.rule(t)), info.accepts)
+    return sample_rates(events, groups, sample, filters)
+
+
+def pool_rates(pool: Pool, queries: Mapping[str, GloriaQuery], given: Mapping[Any, float]) -> Rates:
+    """``|E|`` per type as the pool weighs it: the rate of the events its queries bind to
+    E where ``given`` has one for their binding rule (estimated rates, keyed ``(E,
+    rule)``), else E's. The pool's queries bind its source and target alike (they are
+    in its key); where they bind another type (a label) differently, the most frequent
+    of their rules is used. Rates given per type name apply as they are."""
+    out: dict[str, float] = {k: v for k, v in given.items() if isinstance(k, str)}
+    for t in out:
+        rules = {dict(queries[q].rules).get(t) for q in pool.queries} - {None}
+        found = [given[(t, rule)] for rule in rules if (t, rule) in given]
+        if rules and len(found) == len(rules):
+            out[t] = max(found)
+    return out
 
 
 __all__ = [
@@ -504,6 +532,7 @@ __all__ = [
     "estimate_rates",
     "gloria_query",
     "gloria_template",
+    "pool_rates",
     "query_shape",
     "shape",
     "shareable_patterns",
