@@ -374,3 +374,57 @@ def test_rates_are_events_per_window_and_partition_of_a_sample() -> None:
     assert result.graph.weights == [8] and result.candidates == found
     # the same rates given for the signature
     assert optimize(queries, {short: flat}, expand=False).graph.weights == [8]
+
+
+def test_rates_are_counted_per_binding_filter() -> None:
+    """A query that binds a type to some of its events only (a local predicate) is
+    weighed with the rate of the events that pass its filter, keyed (type, rule); a
+    query that binds them all keeps the type's rate. Here the filter passes one B in
+    ten: counted per filter, sharing (B, C) behind frequent prefixes pays; by the type's
+    rate it would not."""
+    from trendagg.io import from_records
+    from trendagg.language import parse
+    from trendagg.optimizer.sharon import estimate_rates
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(
+        parse(
+            "a: RETURN COUNT(*) PATTERN SEQ(A, B, C) WHERE [g] AND B.x < 1 WITHIN 10 s;"
+            "b: RETURN COUNT(*) PATTERN SEQ(D, B, C) WHERE [g] AND B.x < 1 WITHIN 10 s;"
+            "c: RETURN COUNT(*) PATTERN SEQ(E, B, C) WHERE [g] WITHIN 10 s;"
+        )
+    )
+    # per 10 s: 5 A, 5 D, 10 B (one with x < 1), 1 C; one partition; 100 s
+    records = []
+    for w in range(10):
+        t0 = 10 * w
+        records += [{"type": "A", "time": t0 + i / 10, "g": 0} for i in range(5)]
+        records += [{"type": "D", "time": t0 + 0.5 + i / 10, "g": 0} for i in range(5)]
+        records += [{"type": "B", "time": t0 + 1 + i / 10, "g": 0, "x": i} for i in range(10)]
+        records += [{"type": "C", "time": t0 + 5, "g": 0}]
+    records.append({"type": "E", "time": 99.9, "g": 0})
+    events = from_records(records).events
+    queries = {q.name: q for q in map(seq_query, plans) if q is not None}
+    sig = queries["a"].signature
+    rates = estimate_rates(plans, events)[sig]
+    rule = queries["a"].rules[1]
+    assert rule != queries["c"].rules[1]
+    span = 99.9 / 10  # windows in the sample
+    assert rates["B"] == pytest.approx(100 / span)
+    assert rates[("B", rule)] == pytest.approx(10 / span)  # one B in ten passes
+    assert ("B", queries["c"].rules[1]) not in rates  # (no filter: the type's rate)
+    found = [c for c in sharable_patterns(list(queries.values())) if set(c.queries) == {"a", "b"}]
+    assert [c.pattern for c in found] == [("B", "C")]
+    # A, D: 5; C: 1; B: 1 where filtered. NonShared 2 * 5 * 7 = 70; Shared: 1 * 2 for
+    # (B, C) once, plus per query 5 * 5 + 5 * 1 * 0 (no suffix: factor 1, so 5 * 1 * 1):
+    # 2 + 2 * (25 + 5) = 62
+    flat = {t: rates[t] for t in "ABCDE"}
+    filtered = candidate_cost(found[0], queries, rates)
+    assert filtered.non_shared == pytest.approx(2 * 5 * (5 + 1 + 1), rel=0.02)
+    assert filtered.shared == pytest.approx(1 * 2 + 2 * (5 * 5 + 5 * 1), rel=0.02)
+    # by the type's rate (the old estimate), B at 10: NonShared 2 * 5 * 16 = 160,
+    # Shared 10 * 11 + 2 * (25 + 50) = 260
+    unfiltered = candidate_cost(found[0], queries, flat)
+    assert unfiltered.non_shared == pytest.approx(160, rel=0.02)
+    assert unfiltered.shared == pytest.approx(260, rel=0.02)
+    assert filtered.benefit > 0 > unfiltered.benefit

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.batch import EventBatch
-from trendagg.optimizer.rates import SAMPLE, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
@@ -156,37 +156,48 @@ class Cost:
 def candidate_cost(
     candidate: Candidate,
     queries: Mapping[str, SeqQuery],
-    rates: Mapping[str, float],
+    rates: Mapping[Any, float],
     convention: str = FACTOR_ONE,
 ) -> Cost:
     """Eq. 1-8 for (p, Q_p), with the event types' ``rates`` (events per window).
 
-    ``convention`` settles the combination cost of a query whose prefix or suffix
-    around p is empty (Eq. 5, undefined in the paper): ``factor-one`` (the missing side
-    contributes the factor 1, nothing is combined when both are missing) or
-    ``authors`` (combined only when both sides exist, as in the authors' code)."""
+    A position's rate is its binding rule's where ``rates`` has one (keyed ``(type,
+    rule)``, as :func:`estimate_rates` counts the events that pass a query's filter),
+    else its type's. ``convention`` settles the combination cost of a query whose
+    prefix or suffix around p is empty (Eq. 5, undefined in the paper): ``factor-one``
+    (the missing side contributes the factor 1, nothing is combined when both are
+    missing) or ``authors`` (combined only when both sides exist, as in the authors'
+    code)."""
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention '{convention}': use {' or '.join(CONVENTIONS)}")
 
-    def rate(types: Sequence[str]) -> float:  # Eq. 1
-        return sum(rates[t] for t in types)
+    def rate_at(q: SeqQuery, i: int) -> float:
+        t = q.types[i]
+        return rates.get((t, q.rules[i]), rates[t])
+
+    def rate(q: SeqQuery, positions: range) -> float:  # Eq. 1
+        return sum(rate_at(q, i) for i in positions)
 
     p = candidate.pattern
-    first_of_p = rates[p[0]]
+    # (p binds its events alike in every query of the candidate: its key)
+    q0 = queries[candidate.queries[0]]
+    at = q0.position(p)
+    first_of_p = rate_at(q0, at)
     non_shared = 0.0
-    shared = first_of_p * rate(p)  # Eq. 7's own term: p computed once
+    shared = first_of_p * rate(q0, range(at, at + len(p)))  # Eq. 7's own term: p once
     for name in candidate.queries:
         q = queries[name]
-        start = q.position(p)
-        prefix, suffix = q.types[:start], q.types[start + len(p) :]
-        first = rates[q.types[0]]
-        non_shared += first * rate(q.types)  # Eq. 2
-        after = rates[suffix[0]] if suffix else 0.0
-        computed = first * rate(prefix) + after * rate(suffix)  # Eq. 4
+        start, n = q.position(p), len(q.types)
+        end = start + len(p)
+        has_prefix, has_suffix = start > 0, end < n
+        first = rate_at(q, 0)
+        non_shared += first * rate(q, range(n))  # Eq. 2
+        after = rate_at(q, end) if has_suffix else 0.0
+        computed = first * rate(q, range(start)) + after * rate(q, range(end, n))  # Eq. 4
         if convention == AUTHORS:
-            combined = first * first_of_p * after if prefix and suffix else 0.0
-        elif prefix or suffix:  # Eq. 5, a missing side as the factor 1
-            combined = (first if prefix else 1.0) * first_of_p * (after if suffix else 1.0)
+            combined = first * first_of_p * after if has_prefix and has_suffix else 0.0
+        elif has_prefix or has_suffix:  # Eq. 5, a missing side as the factor 1
+            combined = (first if has_prefix else 1.0) * first_of_p * (after if has_suffix else 1.0)
         else:
             combined = 0.0
         shared += computed + combined  # Eq. 6
@@ -195,7 +206,7 @@ def candidate_cost(
 
 def estimate_rates(
     plans: Sequence[QueryPlan], events: EventBatch, sample: int = SAMPLE
-) -> dict[tuple[object, ...], dict[str, float]]:
+) -> dict[tuple[object, ...], dict[Any, float]]:
     """Per signature of SHARON's queries (see :func:`seq_query`), the rate of each
     event type they read: its events per window and partition, from the first
     ``sample`` events (deterministic: every process that plans the same stream gets
@@ -203,18 +214,29 @@ def estimate_rates(
 
     Rate(E) = (events of E) x WITHIN / (time the sample spans, at least WITHIN) /
     (partitions that E's events fall in), a partition being a value of the
-    signature's partition attributes. A type without events in the sample has rate 0."""
+    signature's partition attributes. A type without events in the sample has rate 0.
+    Where a query binds E to only some of its events (required attributes beyond the
+    partition's, local predicates), the rate of those that pass is also given, keyed
+    ``(E, rule)`` (:func:`~trendagg.plan.compile.binding_rule`), and
+    :func:`candidate_cost` weighs that query's position with it."""
     # per signature: one of its plans (the window and partition attributes) and its types
     signatures: dict[tuple[object, ...], tuple[QueryPlan, set[str]]] = {}
+    filters: dict[tuple[object, ...], dict[tuple[str, object], Filter]] = {}
     for plan in plans:
         query = seq_query(plan)
-        if query is not None:
-            signatures.setdefault(query.signature, (plan, set()))[1].update(query.types)
+        if query is None:
+            continue
+        signatures.setdefault(query.signature, (plan, set()))[1].update(query.types)
+        names = {a.name for a in plan.partition_attrs}
+        for t, rule in zip(query.types, query.rules, strict=True):
+            info = plan.vars[plan.type_to_var[t]]
+            if info.required - names or info.local:
+                filters.setdefault(query.signature, {}).setdefault((t, rule), info.accepts)
     groups = {
         signature: (plan.window.within, tuple(sorted(a.name for a in plan.partition_attrs)), wanted)
         for signature, (plan, wanted) in signatures.items()
     }
-    return sample_rates(events, groups, sample)
+    return sample_rates(events, groups, sample, filters)
 
 
 # ----------------------------------------------------------------------------- the graph
@@ -583,7 +605,7 @@ def optimize(
 
     def weight(c: Candidate) -> float:
         mine = rates.get(c.key[0]) if c.key else None  # (per signature, or one for all)
-        flat: Mapping[str, float] = mine if isinstance(mine, Mapping) else rates
+        flat: Mapping[Any, float] = mine if isinstance(mine, Mapping) else rates
         return candidate_cost(c, by_name, flat, convention).benefit
 
     candidates = sharable_patterns(queries)
