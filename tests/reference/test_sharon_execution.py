@@ -21,7 +21,7 @@ from trendagg.engine import Runner, run_strategy
 from trendagg.errors import InputError
 from trendagg.io import from_records
 from trendagg.language import ast, parse
-from trendagg.optimizer.plan import SharedSequence, sharing_plan
+from trendagg.optimizer.plan import SharedSequence, sequence_qsets, sharing_plan
 from trendagg.optimizer.sharon import conflict, seq_query, sharable_patterns
 from trendagg.plan.compile import QueryPlan, compile_query, compile_workload
 from workloads import seq_cases
@@ -193,6 +193,62 @@ def test_sharon_equals_greta_under_random_valid_plans(
     expected = canon(run_strategy(plans, read, "greta"))
     plan = sharing_plan(plans, "sharon", sequences=_random_plan(plans, data), compiled=False)
     assert canon(run_strategy(plans, read, "sharon", plan=plan)) == expected
+
+
+@given(seq_cases(), st.data())
+def test_a_sharon_plan_as_gloria_qsets_runs_exactly_on_glorias_executor(
+    case: tuple[list[ast.Query], list[dict[str, object]]], data: st.DataObject
+) -> None:
+    """SHARON's plan lowered to GLORIA's Q-sets (each shared sub-sequence a Q-set
+    labelled with its first type on each of its transitions) gives sharon's rows on
+    GLORIA's executor, with a snapshot per START: one executor of snapshots runs both
+    policies' plans."""
+    queries, events = case
+    plans = [compile_query(q) for q in queries]
+    read = from_records(events).events
+    sequences = _random_plan(plans, data)
+    plan = sharing_plan(plans, "sharon", sequences=sequences, compiled=False)
+    expected = canon(run_strategy(plans, read, "sharon", plan=plan))
+    qsets = sequence_qsets(plans, sequences)
+    lowered = sharing_plan(plans, "gloria", qsets=qsets, compiled=False)
+    assert canon(run_strategy(plans, read, "gloria", plan=lowered)) == expected
+    shared = {(s.label, s.queries) for s in qsets if s.label is not None}
+    assert shared == {(seq.pattern[0], tuple(sorted(seq.queries))) for seq in sequences}
+
+
+def test_a_sharon_plan_as_gloria_qsets() -> None:
+    """The Q-sets of a plan sharing the suffix (B, C, D) of q1 and q2: one labelled B on
+    each of its transitions; the prefixes' transitions non-shared, one Q-set a query."""
+    plans = compile_workload(
+        parse(
+            "q1: RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WITHIN 10 s;"
+            "q2: RETURN COUNT(*) PATTERN SEQ(E, B, C, D) WITHIN 10 s;"
+            "q3: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10 s;"
+        )
+    )
+    qsets = sequence_qsets(plans, [SharedSequence(("B", "C", "D"), ("q1", "q2"), 0.0)])
+    assert [(s.source, s.target, s.queries, s.label) for s in qsets] == [
+        ("B", "C", ("q1", "q2"), "B"),
+        ("C", "D", ("q1", "q2"), "B"),
+        ("A", "B", ("q1",), None),
+        ("E", "B", ("q2",), None),
+    ]
+    # in the window [0, 10): q1 A0 B2 C4 D8, A0 B2 C7 D8, A0 B5 C7 D8, A3 B5 C7 D8; q2 the
+    # three of E1; q3 A0 B2, A0 B5, A0 B9, A3 B5, A3 B9
+    read = from_records([{"type": t, "time": i} for i, t in enumerate("AEBACBECDBCD")]).events
+    stats: dict[str, Any] = {}
+    lowered = sharing_plan(plans, "gloria", qsets=qsets)
+    rows = run_strategy(plans, read, "gloria", plan=lowered, stats=stats)
+    assert canon(rows) == canon(run_strategy(plans, read, "twostep"))
+    # a snapshot at each START (B2, B5, B9), as SHARON keeps a count per START; C and D
+    # propagated once for both queries
+    assert stats["gloria"]["snapshots"] == 3
+    assert stats["gloria"]["shared_by_type"] == {"C": 3, "D": 2}
+    assert {(r.query, r.window_start): r.values["COUNT(*)"] for r in rows} == {
+        ("q1", 0): 4,
+        ("q2", 0): 3,
+        ("q3", 0): 5,
+    }
 
 
 @given(seq_cases(max_events=24), st.data())

@@ -32,6 +32,7 @@ those queries to; the workload's other queries run under the hamlet plan.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -488,6 +489,29 @@ def check_qsets(plans: list[QueryPlan], qsets: Sequence[GloriaQSet]) -> None:
         for pair in _type_transitions(by_name[name]):
             if (name, pair) not in covered:
                 raise InputError(f"{name} has no Q-set on its transition {pair[0]}->{pair[1]}")
+
+
+def sequence_qsets(
+    plans: list[QueryPlan], sequences: Sequence[SharedSequence]
+) -> tuple[GloriaQSet, ...]:
+    """A SHARON plan as GLORIA's Q-sets, which GLORIA's executor runs exactly: a shared
+    sub-sequence ``(T1, ..., Tm)`` of queries Q is the Q-set Q labelled T1 on each of
+    its transitions ``Ti -> Ti+1`` (a snapshot at each START, SHARON's per-START counts
+    of spec section 3.4); every other transition of those queries is non-shared. So one
+    executor of snapshots and coefficients runs both policies' plans."""
+    by_name = {p.name: p for p in plans}
+    out: list[GloriaQSet] = []
+    covered: set[tuple[str, tuple[str, str]]] = set()
+    for seq in sequences:
+        queries = tuple(sorted(seq.queries))
+        for a, b in itertools.pairwise(seq.pattern):
+            out.append(GloriaQSet(a, b, queries, seq.pattern[0]))
+            covered.update((q, (a, b)) for q in queries)
+    for name in sorted({q for seq in sequences for q in seq.queries}):
+        for pair in sorted(_type_transitions(by_name[name])):
+            if (name, pair) not in covered:
+                out.append(GloriaQSet(pair[0], pair[1], (name,), None))
+    return tuple(out)
 
 
 def _type_transitions(plan: QueryPlan) -> set[tuple[str, str]]:
