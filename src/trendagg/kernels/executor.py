@@ -50,7 +50,6 @@ from trendagg.io.results import ResultRow, making_rows
 from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.edges import value_columns
-from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import TIME_GROUP, Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
 from trendagg.kernels.times import pane_ids, ticks, window_ids
@@ -58,6 +57,7 @@ from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan, attributes_read
 from trendagg.plan.layout import RowMaker, not_a_number
+from trendagg.plan.masks import filter_mask
 from trendagg.plan.windows import as_number
 
 SENT = _engine.SENT

@@ -46,7 +46,7 @@ from typing import Any, Protocol
 from trendagg.io.batch import EventBatch
 from trendagg.language import ast
 from trendagg.language.analysis import pattern_variables
-from trendagg.optimizer.rates import SAMPLE, Filter, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, binding_filter, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 from trendagg.plan.template import build_template
 
@@ -498,7 +498,7 @@ def estimate_rates(
             info = plan.vars[plan.type_to_var[t]]
             # (an event without a partition attribute is counted nowhere already)
             if info.required - set(names) or info.local:
-                filters.setdefault(q.signature, {}).setdefault((t, q.rule(t)), info.accepts)
+                filters.setdefault(q.signature, {}).setdefault((t, q.rule(t)), binding_filter(info))
     return sample_rates(events, groups, sample, filters)
 
 

@@ -10,14 +10,31 @@ Spark bucket, each stream key) gets the same rates, and so the same plan.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from trendagg.io.batch import EventBatch
+from trendagg.plan.masks import filter_mask
 
 SAMPLE = 100_000  # events of the stream's start that the rates are estimated from
-Filter = Callable[[Mapping[str, object]], bool]  # does an event (its attributes) pass
+
+
+class Filter(NamedTuple):
+    """A binding filter: the events of ``type_`` that have the attributes ``required``
+    and pass the local ``predicates`` (a variable's :class:`~trendagg.plan.compile`
+    information, as :func:`~trendagg.plan.masks.filter_mask` reads it)."""
+
+    type_: str
+    required: tuple[str, ...]
+    predicates: tuple[object, ...]
+
+
+def binding_filter(info: Any) -> Filter:
+    """The filter of a query's variable (``QueryPlan.vars[v]``)."""
+    return Filter(info.type, tuple(sorted(info.required)), tuple(info.local))
 
 
 def sample_rates(
@@ -31,47 +48,41 @@ def sample_rates(
     ``events``. An event without a value at a partition attribute is in no partition
     (the queries do not read it); a type without events in the sample has rate 0.
 
-    ``filters``: per group, binding filters keyed ``(type, rule)``, each a test of an
-    event's attributes; the group's rates then also hold, under that key, the rate of
-    the type's events that pass it (over the partitions of all the type's events, so a
-    filter that passes 10% of E's events has 10% of E's rate)."""
+    ``filters``: per group, binding filters keyed ``(type, rule)``; the group's rates
+    then also hold, under that key, the rate of the type's events that pass it (over
+    the partitions of all the type's events, so a filter that passes 10% of E's events
+    has 10% of E's rate). They are evaluated on whole columns."""
     head = events.take(slice(0, sample))
     span = float(head.times.max() - head.times.min()) if len(head) else 0.0
     kinds = head.type_values()
-    values: dict[str, list[object]] | None = None
     out: dict[tuple[object, ...], dict[Any, float]] = {}
     for signature, (within, names, wanted) in groups.items():
         windows = max(span, float(within)) / float(within)
         columns = [head.columns[n].python_values() if n in head.columns else None for n in names]
-        tests: dict[str, list[tuple[tuple[str, object], Filter]]] = {}
-        for key_, test in (filters or {}).get(signature, {}).items():
-            tests.setdefault(key_[0], []).append((key_, test))
-        if tests and values is None:
-            values = {n: c.python_values() for n, c in head.columns.items()}
         counts: dict[Any, int] = {}
         keys: dict[str, set[tuple[object, ...]]] = {}
+        keyed = np.zeros(len(head), dtype=bool)  # an event in a partition
         for i, kind in enumerate(kinds):
             if kind not in wanted:
                 continue
             key = tuple(None if c is None else c[i] for c in columns)
             if None in key:
                 continue
+            keyed[i] = True
             counts[kind] = counts.get(kind, 0) + 1
             keys.setdefault(kind, set()).add(key)
-            if kind in tests:
-                assert values is not None
-                attrs = {n: v[i] for n, v in values.items() if v[i] is not None}
-                for key_, test in tests[kind]:
-                    if test(attrs):
-                        counts[key_] = counts.get(key_, 0) + 1
+        mine = (filters or {}).get(signature, {})
+        for key_, rule in mine.items():
+            counts[key_] = int(np.count_nonzero(filter_mask(head, rule) & keyed))
         rates: dict[Any, float] = {}
         for t in sorted(wanted):
             parts = max(1, len(keys.get(t, ())))
             rates[t] = counts.get(t, 0) / windows / parts
-            for key_, _ in tests.get(t, ()):
-                rates[key_] = counts.get(key_, 0) / windows / parts
+            for key_ in mine:
+                if key_[0] == t:
+                    rates[key_] = counts[key_] / windows / parts
         out[signature] = rates
     return out
 
 
-__all__ = ["SAMPLE", "sample_rates"]
+__all__ = ["SAMPLE", "Filter", "binding_filter", "sample_rates"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.batch import EventBatch
-from trendagg.optimizer.rates import SAMPLE, Filter, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, binding_filter, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
@@ -231,7 +231,7 @@ def estimate_rates(
         for t, rule in zip(query.types, query.rules, strict=True):
             info = plan.vars[plan.type_to_var[t]]
             if info.required - names or info.local:
-                filters.setdefault(query.signature, {}).setdefault((t, rule), info.accepts)
+                filters.setdefault(query.signature, {}).setdefault((t, rule), binding_filter(info))
     groups = {
         signature: (plan.window.within, tuple(sorted(a.name for a in plan.partition_attrs)), wanted)
         for signature, (plan, wanted) in signatures.items()

@@ -1,4 +1,4 @@
-"""The compiled engine's vertex predicates on whole columns (kernels.predicates) bind
+"""Vertex predicates on whole columns (plan.masks, the compiled engine's filters) bind
 exactly the events the predicates' own closures accept, one event at a time: numbers,
 words (text columns against words and against each other), a word meeting a number,
 arithmetic, AND and OR, mixed columns."""
@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trendagg.io.batch import EventBatch
-from trendagg.kernels.predicates import filter_mask
 from trendagg.kernels.program import Filter
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
+from trendagg.plan.masks import filter_mask
 
 CONDITIONS = [
     "a.s = 'b'",

@@ -1,8 +1,9 @@
-"""Vertex (local) predicates evaluated on whole columns before the kernel runs.
+"""Vertex (local) predicates evaluated on whole columns.
 
 :func:`filter_mask` says, for every event of a chunk, whether it can be bound
 to a variable: its type, the attributes the query reads on it, and its local
-predicates. Comparisons of numbers, words, numeric and text columns (with + - *
+predicates. The compiled engine binds events with it before its kernel runs, and
+the optimizers count the events that pass a binding filter with it (their rates). Comparisons of numbers, words, numeric and text columns (with + - *
 and parentheses, AND, OR) are evaluated with numpy under the value semantics of
 :mod:`trendagg.plan.predicates` (a text column against a word: once per word of
 its dictionary); anything else (division, modulo, mixed columns, integers beyond
