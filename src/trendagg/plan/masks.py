@@ -54,7 +54,8 @@ class _Value:
         if self.text is not None:
             return np.full(len(self.num), self.text, dtype=object)
         assert self.codes is not None and self.dictionary is not None
-        return np.array(self.dictionary, dtype=object)[self.codes]
+        words: np.ndarray = np.array(self.dictionary, dtype=object)[self.codes]
+        return words
 
 
 def _numbers(values: np.ndarray, defined: np.ndarray) -> _Value:
@@ -87,8 +88,8 @@ def _expr(expr: ast.Expr, batch: EventBatch, index: np.ndarray) -> _Value:
             return _Value(np.zeros(n), none, col.valid[index], col.values[index], col.dictionary)
         raise _Unsupported
     if isinstance(expr, ast.Negate):
-        v = _expr(expr.operand, batch, index)
-        return _numbers(-v.num, v.is_num)
+        inner = _expr(expr.operand, batch, index)
+        return _numbers(-inner.num, inner.is_num)
     if isinstance(expr, ast.BinOp) and expr.op in ("+", "-", "*"):
         a = _expr(expr.left, batch, index)
         b = _expr(expr.right, batch, index)
@@ -158,7 +159,7 @@ def filter_mask(batch: EventBatch, rule: Any) -> np.ndarray:
     n = len(batch)
     if rule.type_ not in batch.type_names:
         return np.zeros(n, dtype=bool)
-    mask = batch.types == batch.type_names.index(rule.type_)
+    mask: np.ndarray = batch.types == batch.type_names.index(rule.type_)
     for name in rule.required:
         col = batch.columns.get(name)
         if col is None:
