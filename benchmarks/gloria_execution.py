@@ -38,7 +38,9 @@ engines are slow: the streams are small (a few seconds a run); the ratios are th
     .venv/bin/python benchmarks/gloria_execution.py            # full run (~12 min here)
     .venv/bin/python benchmarks/gloria_execution.py --quick    # smoke run
 
-Writes benchmarks/results/gloria_execution.{md,csv,png}.
+Writes benchmarks/results/gloria_execution.{md,csv,png}. The data files are read from
+``../shared/data`` (or ``$TRENDAGG_DATA``); a data set whose file is missing is skipped,
+with a message.
 """
 
 from __future__ import annotations
