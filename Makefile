@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria profile check-python clean
+.PHONY: demo test test-slow lint bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria bench-gloria-exec profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -80,6 +80,12 @@ bench-sharon: $(VENV)/.bench
 # GLORIA's optimizer against NoPrune and Greedy: planning time and memory (about 1 minute)
 bench-gloria: $(VENV)/.bench
 	$(BIN)/python benchmarks/gloria_optimizer.py
+
+# GLORIA's plan and the Greedy plan (Python reference executor) against GRETA and HAMLET,
+# Python and compiled: mixed workloads 12 -> 120 queries on rideshare, S&P 500 and taxi,
+# and Fig. 19's bursty simple and complex workloads (about 12 minutes; --quick: 1 minute)
+bench-gloria-exec: $(VENV)/.bench
+	$(BIN)/python benchmarks/gloria_execution.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

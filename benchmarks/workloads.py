@@ -167,3 +167,99 @@ def sequence_workload(
             f"q{len(lines) + 1}: RETURN COUNT(*) PATTERN {shape} WHERE [customer] {window};"
         )
     return "\n".join(lines)
+
+
+GLORIA_WINDOWS = (
+    "WITHIN 5 min SLIDE 5 min",
+    "WITHIN 10 min SLIDE 5 min",
+    "WITHIN 15 min SLIDE 5 min",
+    "WITHIN 20 min SLIDE 5 min",
+)
+
+
+def gloria_mixed_workload(
+    k: int,
+    types: list[str],
+    *,
+    value: str,
+    threshold: int,
+    partition: str = "",
+    windows: tuple[str, ...] = GLORIA_WINDOWS,
+    kleene_share: float = 1 / 7,
+    group: int = 10,
+    seed: int = 5,
+) -> str:
+    """k queries of GLORIA's mixed workload (section 8.1; the authors' shapes, spec
+    section 5), SEQ and Kleene queries ``1 - kleene_share : kleene_share``, over the
+    event types ``types`` (at least 8), each event carrying the integer ``value``.
+
+    SEQ queries, in groups of ``group``, share a four-type core: ``SEQ(F, K1, K2, K3,
+    K4, L)`` with a first and last type of their own; Kleene queries, in groups too,
+    share a two-type Kleene unit first: ``SEQ(SEQ(K1, K2)+, S, L)``. A group has one
+    window (of ``windows``, in turn) and one predicate on K1 (``K1.value > threshold``
+    for every other group), so its queries may share; queries differ in aggregates
+    (COUNT(*) for 40% of the groups, else SUM or MAX of ``value`` on K1, AVG of K2),
+    which never stops sharing. ``partition``: the WHERE clause's ``[attr]``, or none.
+    """
+    import random
+
+    rng = random.Random(seed)
+    kleene = round(k * kleene_share)
+    lines = []
+    for i in range(k):
+        is_kleene = i >= k - kleene
+        j = i - (k - kleene) if is_kleene else i
+        g = j // group
+        grng = random.Random(seed * 1000 + g + (500 if is_kleene else 0))
+        core = grng.sample(types, 2 if is_kleene else 4)
+        first, last = rng.sample([t for t in types if t not in core], 2)
+        if g % 5 < 2:
+            returned = "COUNT(*)"
+        else:
+            returned = ("COUNT(*), SUM(K1.{v})", "MAX(K1.{v})", "COUNT(*), AVG(K2.{v})")[i % 3]
+        returned = returned.format(v=value)
+        where = [partition] if partition else []
+        if g % 2:
+            where.append(f"K1.{value} > {threshold}")
+        where_text = f" WHERE {' AND '.join(where)}" if where else ""
+        if is_kleene:
+            pattern = f"SEQ(SEQ({core[0]} K1, {core[1]} K2)+, {first} S, {last} L)"
+            name = f"k{j + 1}"
+        else:
+            pattern = (
+                f"SEQ({first} F, "
+                + ", ".join(f"{t} K{n + 1}" for n, t in enumerate(core))
+                + f", {last} L)"
+            )
+            name = f"s{j + 1}"
+        window = windows[g % len(windows)]
+        lines.append(f"{name}: RETURN {returned} PATTERN {pattern}{where_text} {window};")
+    return "\n".join(lines)
+
+
+BURST_ENDS = ("Request", "Accept", "Pickup", "Login", "Surge", "Wait")
+BURST_LAST = ("Dropoff", "Pay", "Rate", "Logout", "Break", "Inspect")
+
+
+def gloria_burst_workload(k: int, kind: str, window: str = "WITHIN 10 min SLIDE 5 min") -> str:
+    """GLORIA's Fig. 19 workloads over the rideshare stream, whose Travel legs come in
+    bursts per driver (``max_legs``). ``simple``: ``SEQ(A, Travel T+, C)`` with a
+    first and last type per query and the same predicates (HAMLET's case: one shared
+    Kleene type). ``complex``: a multi-type Kleene unit, ``SEQ(A, SEQ(Travel T,
+    Traffic X)+, C)`` (HAMLET shares no ``SEQ(..)+``), with a price threshold of the
+    query's own on its last event (a predicate that leaves the unit shared)."""
+    if kind not in ("simple", "complex"):
+        raise ValueError(f"unknown kind {kind!r}")
+    lines = []
+    for i in range(k):
+        first, last = BURST_ENDS[i % 6], BURST_LAST[(i // 6) % 6]
+        where = "[driver]"
+        if kind == "simple":
+            pattern = f"SEQ({first} A, Travel T+, {last} C)"
+        else:
+            pattern = f"SEQ({first} A, SEQ(Travel T, Traffic X)+, {last} C)"
+            where += f" AND C.district > {i % 4}"
+        lines.append(
+            f"q{i + 1}: RETURN COUNT(*), SUM(T.duration) PATTERN {pattern} WHERE {where} {window};"
+        )
+    return "\n".join(lines)

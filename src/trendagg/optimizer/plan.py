@@ -421,11 +421,19 @@ def _gloria(
     if rates is None:
         rates = {t: 1.0 for p in eligible for t in p.template.types}
     chosen = gloria_optimize([gloria_query(p) for p in eligible], rates)
+    return chosen, shared_qsets(eligible, chosen)
+
+
+def shared_qsets(plans: list[QueryPlan], chosen: Any) -> tuple[GloriaQSet, ...]:
+    """The Q-sets of an optimizer's plan (``chosen``, a
+    :class:`~trendagg.optimizer.gloria.GloriaPlan`: GLORIA's or a baseline's, such as
+    ``mode="greedy"``) that GLORIA's executor runs: those of the queries that share some
+    transition, on each of their transitions (the others follow the hamlet plan)."""
     qsets = qsets_of(chosen)
     members = {q for s in qsets if s.label is not None for q in s.queries}
     # (a query runs on GLORIA's executor only with a Q-set on each of its transitions: a
     # plan that left one out would otherwise fail at run time; none is known to)
-    by_name = {p.name: p for p in eligible}
+    by_name = {p.name: p for p in plans}
     kept = tuple(s for s in qsets if set(s.queries) <= members)
     while True:
         covered = {(q, (s.source, s.target)) for s in kept for q in s.queries}
@@ -433,7 +441,7 @@ def _gloria(
             q for q in members if all((q, t) in covered for t in _type_transitions(by_name[q]))
         }
         if whole == members:
-            return chosen, kept
+            return kept
         members = whole
         kept = tuple(s for s in kept if set(s.queries) <= members)
 
