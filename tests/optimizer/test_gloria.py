@@ -1057,3 +1057,45 @@ def test_a14_rates_are_counted_per_binding_filter() -> None:
     }
     gloria = run_strategy(plans, events, "gloria", plan=sharing_plan(plans, "gloria", rates=rates))
     assert canon(gloria) == canon(run_strategy(plans, events, "greta"))
+
+
+def test_a_graph_past_the_work_budget_gives_greedys_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph's construction stops past its budget of work (combinations of
+    predecessor nodes tried plus edges weighed, which multiply where pools with many
+    live nodes meet) and the plan is Greedy's; explain says so; a run under it is exact."""
+    full = optimize(E4, E4_RATES, budget=None)
+    assert full.over_budget is None and full.cost == 307 and full.mode == "gloria"
+    edges = sum(1 for _ in full.graph.edges)
+    assert optimize(E4, E4_RATES, budget=1_000).cost == 307  # (within it: GLORIA's plan)
+    stopped = optimize(E4, E4_RATES, budget=edges // 2)
+    greedy = optimize(E4, E4_RATES, mode="greedy")
+    assert stopped.over_budget is not None and stopped.over_budget.startswith("Pool(")
+    assert stopped.mode == "greedy"
+    assert _plan(stopped) == _plan(greedy) and stopped.cost == greedy.cost
+    assert "past the work budget building Pool(" in stopped.describe()
+    assert "past the work budget" not in full.describe()
+
+    # a run's plan (sharing_plan) has the budget: at 0 it is Greedy's, and exact
+    import trendagg.optimizer.gloria as gloria_module
+    from trendagg.engine import run_strategy
+    from trendagg.io import from_records
+    from trendagg.language import parse
+    from trendagg.optimizer.plan import sharing_plan
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(
+        parse(
+            "q1: RETURN COUNT(*) PATTERN SEQ(F, A, B, C, D) WITHIN 1 min;"
+            "q2: RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WITHIN 1 min;"
+            "q3: RETURN COUNT(*) PATTERN SEQ(E, C, D) WITHIN 1 min;"
+        )
+    )
+    monkeypatch.setattr(gloria_module, "BUDGET", 0)
+    plan = sharing_plan(plans, "gloria", rates=E4_RATES)
+    assert plan.gloria.over_budget is not None and plan.gloria.mode == "greedy"
+    events = from_records([{"type": t, "time": i} for i, t in enumerate("FAEABCBCDACDD")]).events
+    rows = run_strategy(plans, events, "gloria", plan=plan)
+    assert sorted((r.query, r.values["COUNT(*)"]) for r in rows) == sorted(
+        (r.query, r.values["COUNT(*)"]) for r in run_strategy(plans, events, "twostep")
+    )
+    assert rows

@@ -40,7 +40,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from trendagg.optimizer.gloria_graph import INF, Graph, Node, QSet, build_graph, plan_text
+from trendagg.optimizer.gloria_graph import (
+    INF,
+    Graph,
+    Node,
+    OverBudget,
+    QSet,
+    build_graph,
+    plan_text,
+)
 from trendagg.optimizer.gloria_search import brute_force, path_search, plan_cost
 from trendagg.optimizer.gloria_template import (
     KLEENE,
@@ -70,7 +78,9 @@ class GloriaPlan:
     modelled cost (its path's weight); ``cases`` Algorithm 1's case per connected part
     of the graph; ``candidates`` the distinct plans the search weighed (the paths tried,
     for ``exhaustive``); ``exact`` whether the search is proven optimal over the graph
-    (its pools form a tree, spec A11); ``built`` the plan nodes generated."""
+    (its pools form a tree, spec A11); ``built`` the plan nodes generated;
+    ``over_budget`` the pool whose construction passed the work budget (the plan is
+    then Greedy's), else None."""
 
     template: GloriaTemplate
     graph: Graph
@@ -87,6 +97,7 @@ class GloriaPlan:
     exact: bool
     built: int
     seconds: float
+    over_budget: str | None = None
 
     def pools(self) -> list[tuple[Pool, tuple[QSet, ...]]]:
         """Each template pool with the Q-sets chosen for it, in topological order (a pool
@@ -192,6 +203,11 @@ class GloriaPlan:
                         )
         kept = self.nodes
         lines.append(f"  nodes: {self.built} built, {kept} kept")
+        if self.over_budget is not None:
+            lines.append(
+                f"  past the work budget building {self.over_budget} (combinations tried and "
+                "edges weighed): Greedy's plan (one node per pool) instead"
+            )
         cases = ", ".join(CASES[c] for c in sorted(set(self.cases))) or "nothing to search"
         proof = "" if self.exact else "; the pools branch and join again: optimality not proven"
         lines.append(f"  path search: {cases}; {self.candidates} candidate plan(s) weighed{proof}")
@@ -202,6 +218,12 @@ class GloriaPlan:
         for name, why in sorted(self.template.private.items()):
             lines.append(f"  {name} shares nothing: {why}")
         return "\n".join(lines)
+
+
+#: The work a run's plan may spend building the graph (:func:`optimize`'s ``budget``, as
+#: :func:`~trendagg.optimizer.plan.sharing_plan` calls it): combinations of predecessor
+#: nodes tried plus edges weighed, about 1-2 s here; past it the plan is Greedy's
+BUDGET = 50_000
 
 
 def _num(x: float) -> str:
@@ -219,6 +241,7 @@ def optimize(
     node_prune: str = "safe",
     cost: CostModel | None = None,
     limit: int = 1_000_000,
+    budget: int | None = None,
 ) -> GloriaPlan:
     """GLORIA's plan for the workload (sections 5-6), or a baseline's (``mode``).
 
@@ -231,14 +254,29 @@ def optimize(
     Fig. 7(a) draws the graph). ``end``: the end-edge weight of :class:`PaperCost`
     (ignored with an explicit ``cost``). ``node_prune``: ``safe`` or ``paper`` (see
     :func:`~trendagg.optimizer.gloria_graph.build_graph`). ``limit`` bounds the paths ``exhaustive``
-    tries. The same queries and rates give the same plan."""
+    tries. ``budget``: the work the graph's construction may take, combinations of
+    predecessor nodes tried plus edges weighed (None: no limit); past it the plan is
+    Greedy's (``over_budget`` says where it stopped). A count, not a time: the same
+    queries and rates give the same plan in every process."""
     started = time.perf_counter()
     described = [q if isinstance(q, GloriaQuery) else gloria_query(q) for q in queries]
     template = gloria_template(described)
     model = cost or PaperCost(end)
-    built = build_graph(
-        template, rates, model, mode=mode, merge=merge, local=local, node_prune=node_prune
-    )
+    over: str | None = None
+    try:
+        built = build_graph(
+            template,
+            rates,
+            model,
+            mode=mode,
+            merge=merge,
+            local=local,
+            node_prune=node_prune,
+            limit=budget,
+        )
+    except OverBudget as stopped:
+        over, mode = str(stopped), "greedy"
+        built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
     graph = built.graph
     if mode == "exhaustive":
         found, weight, tried = brute_force(graph, limit)
@@ -268,7 +306,8 @@ def optimize(
         exact=exact,
         built=built.built,
         seconds=time.perf_counter() - started,
+        over_budget=over,
     )
 
 
-__all__ = ["CASES", "GloriaPlan", "optimize"]
+__all__ = ["BUDGET", "CASES", "GloriaPlan", "optimize"]

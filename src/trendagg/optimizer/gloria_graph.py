@@ -413,6 +413,10 @@ class Built:
     built: int  # nodes generated in all
 
 
+class OverBudget(Exception):
+    """The graph's construction passed its deadline (in the pool it names)."""
+
+
 def build_graph(
     template: GloriaTemplate,
     rates: Rates | Mapping[tuple[object, ...], Rates],
@@ -422,6 +426,7 @@ def build_graph(
     merge: str = "values",
     local: str = "rarer",
     node_prune: str = "safe",
+    limit: int | None = None,
 ) -> Built:
     """The GLORIA graph of the template (section 5), pruned progressively in mode
     ``gloria``; ``noprune`` builds everything NGP 1-3 give without NGP 2's frequency
@@ -437,7 +442,14 @@ def build_graph(
     assume different nodes of that pool, so node pruning could drop the one node that
     fits the choice best for the other branch (spec A11). On 1,500 random workloads with
     Kleene units and branches, GLORIA's plan cost more than NoPrune's 10 times with
-    ``paper`` and never with ``safe``."""
+    ``paper`` and never with ``safe``.
+
+    ``limit``: raise :class:`OverBudget` once the construction has tried more than this
+    many combinations of predecessor nodes and weighed more than this many edges
+    together (a count, so every process that plans the same workload stops at the same
+    place). A pool is built from every combination of what its predecessors' live nodes
+    bring it, and where pools with many live nodes meet (below branch points, where
+    ``safe`` prunes no nodes) those multiply."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
     if merge not in MERGES:
@@ -492,6 +504,7 @@ def build_graph(
 
     graph.weigh = weigh
     built = 0
+    work = 0  # combinations tried and edges weighed (``limit``)
     below: dict[int, bool] = {}  # a pool below a branch point: node pruning is unsafe there
     for pool in template.pools:
         preds = [pool_of[p] for p in pool.preds]
@@ -503,7 +516,14 @@ def build_graph(
         r = rates_of(pool)
         found: dict[tuple[QSet, ...], Node] = {}
         parents = [graph.pools[pool_of[p]].alive() for p in pool.preds]
-        for combo in itertools.product(*parents):
+        # predecessors' nodes that bring this pool the same Q-sets (cut to its queries)
+        # give it the same candidates: one combination per class, edges from every member
+        classes = [_arrival_classes(pool, nodes) for nodes in parents]
+        for members in itertools.product(*classes):
+            work += 1
+            if limit is not None and work > limit:
+                raise OverBudget(pool.name())
+            combo = [same[0] for same in members]
             for how, qsets in _candidates(pool, combo, r, mode, merge, local):
                 node = found.get(qsets)
                 if node is None:
@@ -516,9 +536,11 @@ def build_graph(
                     built += 1
                     if pool.starts:
                         graph.add_edge(starts[pool.source], node, weigh(starts[pool.source], node))
-                for parent in combo:
-                    if (parent.index, node.index) not in graph.edges:
-                        graph.add_edge(parent, node, weigh(parent, node))
+                for same in members:
+                    for parent in same:
+                        if (parent.index, node.index) not in graph.edges:
+                            graph.add_edge(parent, node, weigh(parent, node))
+                            work += 1
             if mode == "greedy":
                 break  # (one node per pool: one combination)
         for node in gpool.nodes:
@@ -542,6 +564,21 @@ def build_graph(
                 graph.add_edge(node, end, weigh(node, end))
         distance_from_starts(graph, end)
     return Built(graph, template, pool_of, mode, built)
+
+
+def _arrival_classes(pool: Pool, nodes: Sequence[Node]) -> list[list[Node]]:
+    """A predecessor's nodes grouped by what they bring the pool: their Q-sets cut to the
+    pool's queries, in order, with their labels (what :func:`_candidates` reads of a
+    node). Classes in the order of their first node, nodes in theirs."""
+    classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], list[Node]] = {}
+    for node in nodes:
+        key = tuple(
+            (mine, s.label)
+            for s in node.qsets
+            if (mine := tuple(q for q in s.queries if q in pool.queries))
+        )
+        classes.setdefault(key, []).append(node)
+    return list(classes.values())
 
 
 def _branches(pool: Pool) -> bool:
@@ -637,6 +674,7 @@ def edge_weight(
 
 
 __all__ = [
+    "OverBudget",
     "INF",
     "LOCALS",
     "MERGES",

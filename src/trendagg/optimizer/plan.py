@@ -412,6 +412,7 @@ def _gloria(
 ) -> tuple[Any, tuple[GloriaQSet, ...]]:
     """GLORIA's optimizer over the queries of its class: its answer, and the Q-sets of
     the queries that share some transition (their every transition's)."""
+    from trendagg.optimizer.gloria import BUDGET
     from trendagg.optimizer.gloria import optimize as gloria_optimize
     from trendagg.optimizer.gloria_template import gloria_query
 
@@ -420,7 +421,7 @@ def _gloria(
         return None, ()
     if rates is None:
         rates = {t: 1.0 for p in eligible for t in p.template.types}
-    chosen = gloria_optimize([gloria_query(p) for p in eligible], rates)
+    chosen = gloria_optimize([gloria_query(p) for p in eligible], rates, budget=BUDGET)
     return chosen, shared_qsets(eligible, chosen)
 
 
