@@ -51,8 +51,6 @@ import csv
 import gzip
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,7 +59,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE))
-from hamlet_rideshare import machine, plot  # noqa: E402
+from hamlet_rideshare import fresh_runs, machine, plot  # noqa: E402
 
 STRATEGIES = ["gloria", "gloria-greedy", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
 BURST_STRATEGIES = ["gloria", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
@@ -235,28 +233,8 @@ def child(config: dict[str, object]) -> dict[str, object]:
 
 
 def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
-    """Median of ``repeats`` runs, each in a fresh process."""
-    runs = []
-    for _ in range(repeats):
-        try:
-            proc = subprocess.run(
-                [sys.executable, __file__, "--child", json.dumps(config)],
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT,
-                env={**os.environ, "PYTHONHASHSEED": "0"},
-            )
-        except subprocess.TimeoutExpired:
-            return {**config, "status": f"does not finish in {TIMEOUT:.0f} s"}
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-            return {**config, "status": last[:160]}
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    out: dict[str, object] = {**config, "status": "ok", "runs": len(runs)}
-    for key in runs[0]:
-        values = [r[key] for r in runs]
-        out[key] = statistics.median(values) if key != "result_digest" else values[0]
-    return out
+    """Median of ``repeats`` runs, each in a fresh process, within TIMEOUT."""
+    return fresh_runs(__file__, config, repeats, timeout=TIMEOUT)
 
 
 def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:

@@ -82,32 +82,51 @@ def child(config: dict[str, object]) -> dict[str, object]:
     }
 
 
-def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
-    """Median of ``repeats`` runs, each in a fresh process."""
+def fresh_runs(
+    script: str,
+    config: dict[str, object],
+    repeats: int,
+    *,
+    timeout: float | None = None,
+    once: bool = False,
+) -> dict[str, object]:
+    """``script --child CONFIG`` in ``repeats`` fresh processes (one if ``once``): the
+    configuration with the median of each measured value (the first run's result
+    digest), ``status`` ok, or why it stopped (a timeout, the child's last error line)."""
     runs = []
-    for _ in range(repeats):
-        timeout = TWOSTEP_TIMEOUT if config["strategy"] == "twostep" else None
+    for _ in range(1 if once else repeats):
         try:
             proc = subprocess.run(
-                [sys.executable, __file__, "--child", json.dumps(config)],
+                [sys.executable, script, "--child", json.dumps(config)],
                 capture_output=True,
                 text=True,
                 timeout=timeout,
                 env={**os.environ, "PYTHONHASHSEED": "0"},
             )
         except subprocess.TimeoutExpired:
-            return {**config, "status": f"timeout > {TWOSTEP_TIMEOUT:.0f} s"}
+            return {**config, "status": f"does not finish in {timeout:.0f} s"}
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-            return {**config, "status": last[:120]}
+            return {**config, "status": last[:160]}
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        if config["strategy"] == "twostep":
-            break  # one run is enough to show where it stands
     out: dict[str, object] = {**config, "status": "ok", "runs": len(runs)}
     for key in runs[0]:
         values = [r[key] for r in runs]
         out[key] = statistics.median(values) if key != "result_digest" else values[0]
     return out
+
+
+def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
+    """Median of ``repeats`` runs, each in a fresh process (twostep: one run, enough to
+    show where it stands, within TWOSTEP_TIMEOUT)."""
+    twostep = config["strategy"] == "twostep"
+    return fresh_runs(
+        __file__,
+        config,
+        repeats,
+        timeout=TWOSTEP_TIMEOUT if twostep else None,
+        once=twostep,
+    )
 
 
 def cpu_model() -> str:

@@ -33,9 +33,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
-from hamlet_rideshare import machine, plot  # noqa: E402
+from hamlet_rideshare import fresh_runs, machine, plot  # noqa: E402
 
 STRATEGIES = ["sharon", "sharon-greedy", "aseq", "greta", "greta-compiled", "hamlet-compiled"]
 EXHAUSTIVE_TIMEOUT = 20.0
@@ -145,33 +142,13 @@ def child(config: dict[str, object]) -> dict[str, object]:
 
 
 def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
-    """Median of ``repeats`` runs, each in a fresh process."""
-    runs = []
+    """Median of ``repeats`` runs, each in a fresh process (the optimizer's unbounded
+    searches within EXHAUSTIVE_TIMEOUT)."""
     searches = config.get("part") == "optimizer" and config["strategy"] in (
         "exhaustive",
         "unbounded",
     )
-    timeout = EXHAUSTIVE_TIMEOUT if searches else None
-    for _ in range(repeats):
-        try:
-            proc = subprocess.run(
-                [sys.executable, __file__, "--child", json.dumps(config)],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env={**os.environ, "PYTHONHASHSEED": "0"},
-            )
-        except subprocess.TimeoutExpired:
-            return {**config, "status": f"does not finish in {EXHAUSTIVE_TIMEOUT:.0f} s"}
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-            return {**config, "status": last[:160]}
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    out: dict[str, object] = {**config, "status": "ok", "runs": len(runs)}
-    for key in runs[0]:
-        values = [r[key] for r in runs]
-        out[key] = statistics.median(values) if key != "result_digest" else values[0]
-    return out
+    return fresh_runs(__file__, config, repeats, timeout=EXHAUSTIVE_TIMEOUT if searches else None)
 
 
 def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
