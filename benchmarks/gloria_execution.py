@@ -59,7 +59,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE))
-from hamlet_rideshare import fresh_runs, machine, plot  # noqa: E402
+from hamlet_rideshare import fresh_runs, machine, plot, run_sweeps, write_rows  # noqa: E402
 
 STRATEGIES = ["gloria", "gloria-greedy", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
 BURST_STRATEGIES = ["gloria", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
@@ -307,14 +307,6 @@ def table(rows: list[dict[str, object]], vary: str) -> list[str]:
     return lines
 
 
-def write_csv(rows: list[dict[str, object]], path: Path) -> None:
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=names)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -328,34 +320,16 @@ def main() -> None:
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    sections: list[str] = []
-    everything: list[dict[str, object]] = []
-    plotted = []
-    for title, vary, configs in experiments(args.quick):
-        rows = []
-        for config in configs:
-            result = measure(config, 1 if args.quick else args.repeats)
-            rows.append(result)
-            print(
-                json.dumps(
-                    {
-                        k: result.get(k)
-                        for k in ("data", "kind", vary, "strategy", "status", "events_per_s")
-                    }
-                ),
-                flush=True,
-            )
-        for r in rows:  # every strategy returns the same rows
-            same = {x["result_digest"] for x in rows if x["status"] == "ok" and x[vary] == r[vary]}
-            if len(same) > 1:
-                raise SystemExit(f"strategies disagree: {title}, {vary}={r[vary]}")
-        sections += [f"## {title}", "", *table(rows, vary), ""]
-        plotted.append((title, vary, rows))
-        everything += rows
-    write_csv(everything, RESULTS / "gloria_execution.csv")
+    repeats = 1 if args.quick else args.repeats
+    sections, plotted, everything = run_sweeps(
+        experiments(args.quick),
+        lambda config: measure(config, repeats),
+        table,
+        shown=("data", "kind"),
+    )
+    write_rows(everything, RESULTS / "gloria_execution.csv")
     styles = dict(zip(STRATEGIES, ["o-", "o--", "^-", "s-", "v-.", "d-."], strict=True))
     plot(plotted, RESULTS / "gloria_execution.png", styles)
-    repeats = 1 if args.quick else args.repeats
     head = [
         "# GLORIA: its plan and the Greedy plan against GRETA and HAMLET",
         "",

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -127,6 +128,45 @@ def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
         timeout=TWOSTEP_TIMEOUT if twostep else None,
         once=twostep,
     )
+
+
+def write_rows(rows: list[dict[str, object]], path: Path) -> None:
+    """The rows as CSV, with every key any row has as a column."""
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=names)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def run_sweeps(
+    sweeps: list[tuple[str, str, list[dict[str, object]]]],
+    measure: Callable[[dict[str, object]], dict[str, object]],
+    table: Callable[[list[dict[str, object]], str], list[str]],
+    shown: tuple[str, ...] = (),
+) -> tuple[list[str], list[tuple[str, str, list[dict[str, object]]]], list[dict[str, object]]]:
+    """Each sweep's (title, varied key, configurations) measured, one JSON line printed
+    per configuration (``shown``, the varied key, strategy, status, events/s) and
+    checked: every strategy at a point returns the same rows. Returns the markdown
+    sections (``table`` of each sweep's results), what to plot, and every result."""
+    sections: list[str] = []
+    plotted = []
+    everything: list[dict[str, object]] = []
+    for title, vary, configs in sweeps:
+        rows = []
+        for config in configs:
+            result = measure(config)
+            rows.append(result)
+            keys = (*shown, vary, "strategy", "status", "events_per_s")
+            print(json.dumps({k: result.get(k) for k in keys}), flush=True)
+        for r in rows:
+            same = {x["result_digest"] for x in rows if x["status"] == "ok" and x[vary] == r[vary]}
+            if len(same) > 1:
+                raise SystemExit(f"strategies disagree: {title}, {vary}={r[vary]}")
+        sections += [f"## {title}", "", *table(rows, vary), ""]
+        plotted.append((title, vary, rows))
+        everything += rows
+    return sections, plotted, everything
 
 
 def cpu_model() -> str:

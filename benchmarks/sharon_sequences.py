@@ -31,7 +31,6 @@ benchmarks/results/sharon_optimizer.{md,csv} (the optimizer).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -40,7 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
-from hamlet_rideshare import fresh_runs, machine, plot  # noqa: E402
+from hamlet_rideshare import fresh_runs, machine, plot, run_sweeps, write_rows  # noqa: E402
 
 STRATEGIES = ["sharon", "sharon-greedy", "aseq", "greta", "greta-compiled", "hamlet-compiled"]
 EXHAUSTIVE_TIMEOUT = 20.0
@@ -254,38 +253,12 @@ def main() -> None:
         optimizer(args.quick, args.repeats)
 
 
-def write_csv(rows: list[dict[str, object]], path: Path) -> None:
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=names)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def execution(quick: bool, repeats: int) -> None:
     started = time.time()
-    sections: list[str] = []
-    everything: list[dict[str, object]] = []
-    plotted = []
-    for title, vary, configs in experiments(quick):
-        rows = []
-        for config in configs:
-            result = measure(config, repeats)
-            rows.append(result)
-            print(
-                json.dumps(
-                    {k: result.get(k) for k in (vary, "strategy", "status", "events_per_s")}
-                ),
-                flush=True,
-            )
-        for r in rows:  # every strategy returns the same rows
-            same = {x["result_digest"] for x in rows if x["status"] == "ok" and x[vary] == r[vary]}
-            if len(same) > 1:
-                raise SystemExit(f"strategies disagree at {vary}={r[vary]}")
-        sections += [f"## {title}", "", *table(rows, vary), ""]
-        plotted.append((title, vary, rows))
-        everything += rows
-    write_csv(everything, RESULTS / "sharon_sequences.csv")
+    sections, plotted, everything = run_sweeps(
+        experiments(quick), lambda config: measure(config, repeats), table
+    )
+    write_rows(everything, RESULTS / "sharon_sequences.csv")
     styles = dict(zip(STRATEGIES, ["o-", "o--", "s:", "^-", "v-.", "d-."], strict=True))
     plot(plotted, RESULTS / "sharon_sequences.png", styles)
     head = [
@@ -309,7 +282,7 @@ def optimizer(quick: bool, repeats: int) -> None:
     rows = [measure(c, repeats) for c in optimizer_experiment(quick)]
     for r in rows:
         print(json.dumps({k: r.get(k) for k in ("k", "strategy", "status", "seconds")}), flush=True)
-    write_csv(rows, RESULTS / "sharon_optimizer.csv")
+    write_rows(rows, RESULTS / "sharon_optimizer.csv")
     lines = [
         "# SHARON's optimizer: the level search, GWMIN and the exhaustive search",
         "",
