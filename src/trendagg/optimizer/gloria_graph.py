@@ -414,7 +414,7 @@ class Built:
 
 
 class OverBudget(Exception):
-    """The graph's construction passed its deadline (in the pool it names)."""
+    """The graph's construction passed its work limit (in the pool it names)."""
 
 
 def build_graph(

@@ -46,7 +46,7 @@ from typing import Any, Protocol
 from trendagg.io.batch import EventBatch
 from trendagg.language import ast
 from trendagg.language.analysis import pattern_variables
-from trendagg.optimizer.rates import SAMPLE, Filter, binding_filter, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, narrowing_filters, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 from trendagg.plan.template import build_template
 
@@ -494,11 +494,8 @@ def estimate_rates(
         )
         wanted.update(plan.template.types)
         groups[q.signature] = (max(within, plan.window.within), names, wanted)
-        for t in plan.template.types:
-            info = plan.vars[plan.type_to_var[t]]
-            # (an event without a partition attribute is counted nowhere already)
-            if info.required - set(names) or info.local:
-                filters.setdefault(q.signature, {}).setdefault((t, q.rule(t)), binding_filter(info))
+        narrow = narrowing_filters(plan, ((t, q.rule(t)) for t in plan.template.types))
+        filters.setdefault(q.signature, {}).update(narrow)
     return sample_rates(events, groups, sample, filters)
 
 

@@ -10,7 +10,7 @@ Spark bucket, each stream key) gets the same rates, and so the same plan.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -32,9 +32,21 @@ class Filter(NamedTuple):
     predicates: tuple[object, ...]
 
 
-def binding_filter(info: Any) -> Filter:
-    """The filter of a query's variable (``QueryPlan.vars[v]``)."""
-    return Filter(info.type, tuple(sorted(info.required)), tuple(info.local))
+def narrowing_filters(
+    plan: Any, rules: Iterable[tuple[str, object]]
+) -> dict[tuple[str, object], Filter]:
+    """The filters of a query (a ``QueryPlan``) that bind only some of a type's events
+    in a partition (attributes required beyond the partition's, local predicates),
+    keyed ``(type, rule)`` for each of its types and their binding ``rules``: what the
+    optimizers count rates per filter for (spec A14). A type bound to every event of a
+    partition has none."""
+    names = {a.name for a in plan.partition_attrs}
+    out: dict[tuple[str, object], Filter] = {}
+    for t, rule in rules:
+        info = plan.vars[plan.type_to_var[t]]
+        if info.required - names or info.local:
+            out[t, rule] = Filter(info.type, tuple(sorted(info.required)), tuple(info.local))
+    return out
 
 
 def sample_rates(
@@ -85,4 +97,4 @@ def sample_rates(
     return out
 
 
-__all__ = ["SAMPLE", "Filter", "binding_filter", "sample_rates"]
+__all__ = ["SAMPLE", "Filter", "narrowing_filters", "sample_rates"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.batch import EventBatch
-from trendagg.optimizer.rates import SAMPLE, Filter, binding_filter, sample_rates
+from trendagg.optimizer.rates import SAMPLE, Filter, narrowing_filters, sample_rates
 from trendagg.plan.compile import QueryPlan, binding_rule
 
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
@@ -227,11 +227,8 @@ def estimate_rates(
         if query is None:
             continue
         signatures.setdefault(query.signature, (plan, set()))[1].update(query.types)
-        names = {a.name for a in plan.partition_attrs}
-        for t, rule in zip(query.types, query.rules, strict=True):
-            info = plan.vars[plan.type_to_var[t]]
-            if info.required - names or info.local:
-                filters.setdefault(query.signature, {}).setdefault((t, rule), binding_filter(info))
+        narrow = narrowing_filters(plan, zip(query.types, query.rules, strict=True))
+        filters.setdefault(query.signature, {}).update(narrow)
     groups = {
         signature: (plan.window.within, tuple(sorted(a.name for a in plan.partition_attrs)), wanted)
         for signature, (plan, wanted) in signatures.items()
