@@ -564,8 +564,8 @@ def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]
             "give the events file to see that plan)"
         )
     from trendagg.io.readers import iter_events
+    from trendagg.optimizer.plan import policy_rates
     from trendagg.optimizer.rates import SAMPLE
-    from trendagg.optimizer.sharon import estimate_rates
     from trendagg.session import CHUNK_ROWS, reader_options
 
     options = reader_options(plans, _read_options(args))
@@ -573,16 +573,10 @@ def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]
     if first is None or not len(first.events):
         return None, "1 for every event type (the events file has no events)"
     n = min(SAMPLE, len(first.events))
-    if args.strategy == "gloria":
-        from trendagg.optimizer.plan import gloria_rates
-
-        return gloria_rates(plans, first.events), (
-            f"estimated from the first {n:,} events of {args.events} (events per window and "
-            "partition, per event type and query signature)"
-        )
-    return estimate_rates(plans, first.events), (
+    per = "per event type and query signature" if args.strategy == "gloria" else "per event type"
+    return policy_rates(plans, args.strategy, first.events), (
         f"estimated from the first {n:,} events of {args.events} (events per window and "
-        "partition, per event type)"
+        f"partition, {per})"
     )
 
 

@@ -143,14 +143,10 @@ class Runner:
         if self.sharing is not None:
             return
         rates: Any = None
-        if events is not None and len(events) and self.strategy == "gloria":
-            from trendagg.optimizer.plan import gloria_rates
+        if events is not None and len(events):
+            from trendagg.optimizer.plan import policy_rates
 
-            rates = gloria_rates(self.plans, events)
-        elif events is not None and len(events):
-            from trendagg.optimizer.sharon import estimate_rates
-
-            rates = estimate_rates(self.plans, events)
+            rates = policy_rates(self.plans, self.strategy, events)
         compiled = self._options[2]
         self._build(sharing_plan(self.plans, self.strategy, compiled=compiled, rates=rates))
 

@@ -398,13 +398,23 @@ def gloria_blocker(plan: QueryPlan) -> str | None:
     return None
 
 
-def gloria_rates(plans: list[QueryPlan], events: Any) -> dict[tuple[object, ...], dict[str, float]]:
+def gloria_rates(plans: list[QueryPlan], events: Any) -> dict[tuple[object, ...], dict[Any, float]]:
     """``|E|`` per GLORIA signature, from the start of ``events`` (an EventBatch), for
     the queries of GLORIA's class (:func:`~trendagg.optimizer.gloria_template.estimate_rates`)."""
     from trendagg.optimizer.gloria_template import estimate_rates, gloria_query
 
     eligible = [p for p in plans if gloria_blocker(p) is None]
     return estimate_rates([gloria_query(p) for p in eligible], eligible, events)
+
+
+def policy_rates(plans: list[QueryPlan], strategy: str, events: Any) -> dict[Any, Any]:
+    """The rates that ``strategy``'s optimizer (sharon or gloria) weighs a plan by, from
+    the start of ``events`` (an EventBatch), as a run estimates them."""
+    if strategy == "gloria":
+        return gloria_rates(plans, events)
+    from trendagg.optimizer.sharon import estimate_rates
+
+    return estimate_rates(plans, events)
 
 
 def _gloria(
