@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendagg.io.results import ResultRow
+from trendagg.optimizer.contexts import Context, QKey, contexts
 from trendagg.optimizer.plan import GloriaQSet, SharingPlan
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import AggLayout, Vec, before
@@ -64,7 +65,6 @@ from trendagg.reference.hamlet import HamletExecutor
 from trendagg.reference.registers import Registers, exact
 
 Entry = list[Any]  # a register vector of _Algebra's layout: [c, occurrences..., sums..., ...]
-QKey = tuple[tuple[str, ...], str | None]  # a Q-set: its queries and label
 
 
 def _unique(items: list[Any]) -> tuple[Any, ...]:
@@ -169,34 +169,6 @@ class _Rep:
     events: dict[str, dict[int, int]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Incoming:
-    """The queries of a context that arrive through ``source -> E`` in Q-set ``qset``,
-    and whether its coefficients are reused for the whole context (else evaluated)."""
-
-    source: str
-    qset: QKey
-    queries: tuple[str, ...]
-    reuse: bool
-
-
-@dataclass(frozen=True)
-class _Context:
-    """A Q-set as the events of one type hold it: its queries and label, where their
-    trends come from, which queries start and end here, and whether the events take
-    snapshots (the label is their type) and are totalled (a transition reads them)."""
-
-    key: QKey
-    queries: tuple[str, ...]
-    label: str | None
-    incoming: tuple[_Incoming, ...]
-    starts: frozenset[str]
-    ends: tuple[str, ...]
-    snapshot: bool
-    totalled: bool
-    binder: tuple[QueryPlan, str]  # (a query, its variable): the Q-set binds events alike
-
-
 class _Part:
     """One partition key's state: totals per (type, Q-set), snapshots per id (per query
     and window), results per query and window."""
@@ -253,82 +225,11 @@ class GloriaRuntime:
         self.algebra = _Algebra(self.plans)
         self.views = {p.name: _View(p, self.algebra) for p in self.plans}
         self.stats = stats
-        qset_of: dict[tuple[str, tuple[str, str]], QKey] = {}
-        for s in qsets:
-            for q in s.queries:
-                if q in self.by_name:
-                    qset_of[(q, (s.source, s.target))] = (s.queries, s.label)
-        self.at = self._contexts(qset_of)
+        self.at = contexts(self.plans, qsets)
         self.parts: dict[tuple[object, ...], _Part] = {}
         self.closed: dict[str, int] = {}
         self.next_id = 0
         self.created = 0
-
-    def _contexts(
-        self, qset_of: Mapping[tuple[str, tuple[str, str]], QKey]
-    ) -> dict[str, list[_Context]]:
-        """Per event type, the contexts its events hold (spec 3.2), in a fixed order."""
-        trans: dict[str, list[tuple[str, str]]] = {}
-        for p in self.plans:
-            typ = {v: info.type for v, info in p.vars.items()}
-            trans[p.name] = [(typ[t.src], typ[t.dst]) for t in p.template.transitions]
-        start = {p.name: p.vars[p.template.start].type for p in self.plans}
-        end = {p.name: p.vars[p.template.end].type for p in self.plans}
-        at: dict[str, list[_Context]] = {}
-        types = sorted({t for p in self.plans for t in p.template.types})
-        for e in types:
-            found: dict[tuple[object, ...], tuple[QKey, list[str], bool]] = {}
-            for p in self.plans:
-                q = p.name
-                if e not in p.template.types:
-                    continue
-                outs = [tr for tr in trans[q] if tr[0] == e]
-                for tr in outs:
-                    key = qset_of[(q, tr)]
-                    found.setdefault(key, (key, list(key[0]), True))
-                if not outs:  # q ends here: it arrived in this Q-set
-                    ins = [tr for tr in trans[q] if tr[1] == e]
-                    key = qset_of[(q, ins[0])]
-                    found.setdefault((key, "end"), (key, [], False))[1].append(q)
-            ended: set[str] = set()
-            contexts = []
-            for key, queries, totalled in found.values():
-                groups: dict[tuple[str, QKey], list[str]] = {}
-                for q in queries:
-                    for tr in trans[q]:
-                        if tr[1] == e:
-                            groups.setdefault((tr[0], qset_of[(q, tr)]), []).append(q)
-                label = key[1]
-                incoming = tuple(
-                    _Incoming(
-                        src,
-                        in_key,
-                        tuple(qs),
-                        len(qs) == len(queries)
-                        and label is not None
-                        and in_key[1] == label
-                        and label != e,
-                    )
-                    for (src, in_key), qs in groups.items()
-                )
-                ends = tuple(q for q in queries if end[q] == e and q not in ended)
-                ended.update(ends)
-                plan = self.by_name[queries[0]]
-                contexts.append(
-                    _Context(
-                        key if totalled else (tuple(queries), label),
-                        tuple(queries),
-                        label,
-                        incoming,
-                        frozenset(q for q in queries if start[q] == e),
-                        ends,
-                        label == e,
-                        totalled,
-                        (plan, plan.type_to_var[e]),
-                    )
-                )
-            at[e] = contexts
-        return at
 
     # -- evaluating a representation
 
@@ -354,7 +255,7 @@ class GloriaRuntime:
         return acc
 
     def _compute(
-        self, ctx: _Context, e: str, t: Any, attrs: Mapping[str, object], part: _Part | None
+        self, ctx: Context, e: str, t: Any, attrs: Mapping[str, object], part: _Part | None
     ) -> _Rep | None:
         """The event's representation in ``ctx``, from the state before time t."""
         stats = self.stats
@@ -416,7 +317,7 @@ class GloriaRuntime:
     def process(self, t: Any, events: list[tuple[str, Mapping[str, object]]]) -> None:
         """Add the events of time t: every representation from the state before t, then
         snapshots, results and totals."""
-        updates: list[tuple[tuple[object, ...], str, _Context, _Rep]] = []
+        updates: list[tuple[tuple[object, ...], str, Context, _Rep]] = []
         for e, attrs in events:
             contexts = self.at.get(e)
             if not contexts:
@@ -426,8 +327,8 @@ class GloriaRuntime:
                 continue
             part = self.parts.get(key)
             for ctx in contexts:
-                plan, var = ctx.binder
-                if not plan.vars[var].accepts(attrs):
+                name, var = ctx.binder
+                if not self.by_name[name].vars[var].accepts(attrs):
                     continue
                 rep = self._compute(ctx, e, t, attrs, part)
                 if rep is not None:
