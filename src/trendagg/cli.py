@@ -522,6 +522,14 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{g['insertions']:,} value insertions",
             file=out,
         )
+    if "snapshot_kernel" in stats:
+        g = stats["snapshot_kernel"]
+        print(
+            f"\nsnapshot kernel: {g['shared_propagations']:,} shared propagations (coefficient "
+            f"entries of reused totals), {g['evaluations']:,} evaluations (an entry applied to "
+            f"a snapshot's registers), {g['snapshots']:,} snapshots",
+            file=out,
+        )
     print(
         _summary(
             result.events,

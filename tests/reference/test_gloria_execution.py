@@ -46,8 +46,8 @@ def _e3_plan(label: str | None) -> list[GloriaQSet]:
 def _run(
     text: str, records: list[dict[str, object]], qsets: list[GloriaQSet]
 ) -> tuple[list[Any], dict[str, Any]]:
-    """gloria's rows under ``qsets`` and its counters, checked equal to greta's and
-    twostep's."""
+    """gloria's rows under ``qsets`` and its reference executor's counters, checked
+    equal to greta's, twostep's and the compiled kernel's."""
     plans = compile_workload(parse(text))
     events = from_records(records).events
     plan = sharing_plan(plans, "gloria", qsets=qsets, compiled=False)
@@ -55,6 +55,8 @@ def _run(
     rows = run_strategy(plans, events, "gloria", plan=plan, stats=stats)
     assert canon(rows) == canon(run_strategy(plans, events, "greta"))
     assert canon(rows) == canon(run_strategy(plans, events, "twostep"))
+    compiled = sharing_plan(plans, "gloria", qsets=qsets)
+    assert canon(run_strategy(plans, events, "gloria", plan=compiled)) == canon(rows)
     return rows, stats["gloria"]
 
 
@@ -181,9 +183,10 @@ def _check_optimizers_plan(case: tuple[list[ast.Query], list[dict[str, object]]]
         assert canon(run_strategy(plans, read, "gloria", compiled=compiled)) == expected
     # the optimizer's plan under rates that make sharing pay (rare first types)
     rates = {t: float(1 + 3 * i) for i, t in enumerate("GFEDCAB")}
-    plan = sharing_plan(plans, "gloria", rates=rates, compiled=False)
-    check_qsets(plans, plan.qsets)  # (the optimizer's plan is one the executor runs exactly)
-    assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
+    for compiled in (False, True):
+        plan = sharing_plan(plans, "gloria", rates=rates, compiled=compiled)
+        check_qsets(plans, plan.qsets)  # (the optimizer's plan is one that runs exactly)
+        assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
 
 
 def _check_random_plan(
@@ -193,9 +196,10 @@ def _check_random_plan(
     plans = [compile_query(q) for q in queries]
     read = from_records(events).events
     expected = canon(run_strategy(plans, read, "twostep", trend_limit=500_000))
-    plan = sharing_plan(plans, "gloria", qsets=_random_plan(plans, data), compiled=False)
-    stats: dict[str, Any] = {}
-    assert canon(run_strategy(plans, read, "gloria", plan=plan, stats=stats)) == expected
+    qsets = _random_plan(plans, data)
+    for compiled in (False, True):  # the reference executor, the kernel's snapshots
+        plan = sharing_plan(plans, "gloria", qsets=qsets, compiled=compiled)
+        assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
 
 
 # (the issue's 500 examples per property, in CI)
@@ -229,20 +233,22 @@ def test_gloria_in_chunks_pickled_and_advanced_equals_one_batch(
     queries, events = case
     plans = [compile_query(q) for q in queries]
     read = from_records(sorted(events, key=lambda e: e["time"])).events  # type: ignore[arg-type, return-value]
-    plan = sharing_plan(plans, "gloria", qsets=_random_plan(plans, data), compiled=False)
+    qsets = _random_plan(plans, data)
     whole = canon(run_strategy(plans, read, "greta"))
-    assert canon(run_strategy(plans, read, "gloria", plan=plan)) == whole
     cuts = sorted(data.draw(st.lists(st.integers(0, len(read)), max_size=4)))
-    runner = Runner(plans, "gloria", plan=plan)
-    rows: list[Any] = []
-    for a, b in zip([0, *cuts], [*cuts, len(read)], strict=True):
-        rows += runner.feed(read.take(slice(a, b)))
-        fresh = [compile_query(q) for q in queries]
-        runner, plans = loads(dumps(runner, plans), fresh), fresh
-        if b < len(read):
-            rows += runner.advance(read.times[b].item())
-    rows += runner.finish()
-    assert canon(rows) == whole
+    for compiled in (False, True):
+        plan = sharing_plan(plans, "gloria", qsets=qsets, compiled=compiled)
+        assert canon(run_strategy(plans, read, "gloria", plan=plan)) == whole
+        runner = Runner(plans, "gloria", plan=plan)
+        rows: list[Any] = []
+        for a, b in zip([0, *cuts], [*cuts, len(read)], strict=True):
+            rows += runner.feed(read.take(slice(a, b)))
+            fresh = [compile_query(q) for q in queries]
+            runner, plans = loads(dumps(runner, plans), fresh), fresh
+            if b < len(read):
+                rows += runner.advance(read.times[b].item())
+        rows += runner.finish()
+        assert canon(rows) == whole
 
 
 PARTING = [
@@ -291,8 +297,10 @@ def test_queries_that_part_and_meet_equal_twostep_under_random_plans(
     plans = compile_workload(parse(text))
     read = from_records(events).events
     expected = canon(run_strategy(plans, read, "twostep", trend_limit=500_000))
-    plan = sharing_plan(plans, "gloria", qsets=_random_plan(plans, data), compiled=False)
-    assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
+    qsets = _random_plan(plans, data)
+    for compiled in (False, True):
+        plan = sharing_plan(plans, "gloria", qsets=qsets, compiled=compiled)
+        assert canon(run_strategy(plans, read, "gloria", plan=plan)) == expected
 
 
 def test_snapshots_are_dropped_when_their_windows_close() -> None:
@@ -303,7 +311,7 @@ def test_snapshots_are_dropped_when_their_windows_close() -> None:
     plans = compile_workload(parse(E3.replace("10 s", "4 s")))
     spec = " ".join(f"{'cabd'[i % 4]}{i}" for i in range(400))
     events = from_records(stream(spec)).events
-    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"))
+    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"), compiled=False)
     runner = Runner(plans, "gloria", plan=plan)
     rows = runner.feed(events)
     executor = runner.executor
@@ -312,7 +320,19 @@ def test_snapshots_are_dropped_when_their_windows_close() -> None:
     snaps = sum(len(p.snaps) for p in rt.parts.values())
     assert snaps <= 3  # (c events of the open windows only: one every 4 s)
     rows += runner.finish()
-    assert canon(rows) == canon(run_strategy(plans, events, "greta"))
+    expected = canon(run_strategy(plans, events, "greta"))
+    assert canon(rows) == expected
+    # the compiled kernel's rings: live snapshots are those of the open windows, and a
+    # ring of RING slots never fills (no replay)
+    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"))
+    runner = Runner(plans, "gloria", plan=plan)
+    rows = runner.feed(events)
+    kernel = runner.compiled
+    assert kernel is not None and kernel.gp is not None
+    live = kernel.gst.meta[:, 1::2] - kernel.gst.meta[:, 0::2]
+    assert int(live.max()) <= 3 and kernel.rebuilds == 0
+    rows += runner.finish()
+    assert canon(rows) == expected
 
 
 def test_plans_that_cannot_run_exactly_are_refused() -> None:
@@ -342,27 +362,32 @@ def test_plans_that_cannot_run_exactly_are_refused() -> None:
         sharing_plan(plans, "greta", qsets=[GloriaQSet("A", "B", ("q5",), None)])
     # windows may differ within a Q-set (spec 3.4): q1 (10 s) and q5 (5 s) share A->B
     ok = sharing_plan(plans, "gloria", qsets=[GloriaQSet("A", "B", ("q1", "q5"), "A"), *whole])
-    assert [r.executor for r in ok.routes] == [
-        "python",
-        "compiled",
-        "compiled",
-        "compiled",
-        "python",
-    ]
+    assert [r.executor for r in ok.routes] == ["compiled"] * 5
+    reference = sharing_plan(
+        plans, "gloria", qsets=[GloriaQSet("A", "B", ("q1", "q5"), "A"), *whole], compiled=False
+    )
+    assert [r.executor for r in reference.routes] == ["python"] * 5
 
 
 def test_the_plan_routes_gloria_queries_and_runs_the_rest_under_hamlet() -> None:
-    """The Q-sets' queries on GLORIA's executor, a NOT query under the hamlet plan
-    (compiled), both equal to the references."""
+    """The Q-sets' queries on the kernel's snapshots (or GLORIA's reference executor), a
+    NOT query under the hamlet plan (compiled), all equal to the references."""
     text = E3 + "\nq3: RETURN COUNT(*) PATTERN SEQ(C, NOT D, B+) WITHIN 10 s;"
     plans = compile_workload(parse(text))
-    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"))
-    assert [r.executor for r in plan.routes] == ["python", "python", "compiled"]
-    assert "GLORIA Q-set (q1,q2)^C on C->A" in plan.describe()
     events = from_records(stream(E3_STREAM + " b6 c7 b8 a9")).events
-    rows = run_strategy(plans, events, "gloria", plan=plan)
-    assert canon(rows) == canon(run_strategy(plans, events, "twostep"))
-    assert any(r.query == "q3" for r in rows)
+    expected = canon(run_strategy(plans, events, "twostep"))
+    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"))
+    assert [r.executor for r in plan.routes] == ["compiled"] * 3
+    assert "q1: compiled executor (GLORIA's Q-sets, with snapshots" in plan.describe()
+    assert "GLORIA Q-set (q1,q2)^C on C->A on the compiled executor" in plan.describe()
+    stats: dict[str, Any] = {}
+    rows = run_strategy(plans, events, "gloria", plan=plan, stats=stats)
+    assert canon(rows) == expected and any(r.query == "q3" for r in rows)
+    assert stats["snapshot_kernel"]["snapshots"] == 2  # (c0 and c7)
+    # with the reference engine asked for, the NOT query still runs compiled
+    plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"), compiled=False)
+    assert "GLORIA Q-set (q1,q2)^C on C->A on the python executor" in plan.describe()
+    assert canon(run_strategy(plans, events, "gloria", plan=plan)) == expected
 
 
 def test_queries_that_part_and_meet_again_reuse_only_what_all_arrive_with() -> None:

@@ -33,11 +33,13 @@ def _run(
     text: str, records: list[dict[str, object]], sequences: list[SharedSequence] | None
 ) -> list[Any]:
     """sharon's rows under the plan that shares ``sequences`` (None: the optimizer's),
-    checked equal to greta's and twostep's."""
+    on the reference executor, checked equal to greta's, twostep's and the kernel's."""
     plans = compile_workload(parse(text))
     events = from_records(records).events
-    plan = sharing_plan(plans, "sharon", sequences=sequences)
+    plan = sharing_plan(plans, "sharon", sequences=sequences, compiled=False)
     rows = run_strategy(plans, events, "sharon", plan=plan)
+    compiled = sharing_plan(plans, "sharon", sequences=sequences)
+    assert canon(run_strategy(plans, events, "sharon", plan=compiled)) == canon(rows)
     assert canon(rows) == canon(run_strategy(plans, events, "greta"))
     assert canon(rows) == canon(run_strategy(plans, events, "twostep"))
     assert canon(rows) == canon(run_strategy(plans, events, "aseq"))
@@ -191,8 +193,10 @@ def test_sharon_equals_greta_under_random_valid_plans(
     plans = [compile_query(q) for q in queries]
     read = from_records(events).events
     expected = canon(run_strategy(plans, read, "greta"))
-    plan = sharing_plan(plans, "sharon", sequences=_random_plan(plans, data), compiled=False)
-    assert canon(run_strategy(plans, read, "sharon", plan=plan)) == expected
+    sequences = _random_plan(plans, data)
+    for compiled in (False, True):  # the reference executor, the kernel's snapshots
+        plan = sharing_plan(plans, "sharon", sequences=sequences, compiled=compiled)
+        assert canon(run_strategy(plans, read, "sharon", plan=plan)) == expected
 
 
 @given(seq_cases(), st.data())
@@ -237,13 +241,27 @@ def test_a_sharon_plan_as_gloria_qsets() -> None:
     # three of E1; q3 A0 B2, A0 B5, A0 B9, A3 B5, A3 B9
     read = from_records([{"type": t, "time": i} for i, t in enumerate("AEBACBECDBCD")]).events
     stats: dict[str, Any] = {}
-    lowered = sharing_plan(plans, "gloria", qsets=qsets)
+    lowered = sharing_plan(plans, "gloria", qsets=qsets, compiled=False)
     rows = run_strategy(plans, read, "gloria", plan=lowered, stats=stats)
     assert canon(rows) == canon(run_strategy(plans, read, "twostep"))
     # a snapshot at each START (B2, B5, B9), as SHARON keeps a count per START; C and D
     # propagated once for both queries
     assert stats["gloria"]["snapshots"] == 3
     assert stats["gloria"]["shared_by_type"] == {"C": 3, "D": 2}
+    # the compiled kernel, the same: and so does sharon under this plan
+    for strategy, plan in (
+        ("gloria", sharing_plan(plans, "gloria", qsets=qsets)),
+        (
+            "sharon",
+            sharing_plan(
+                plans, "sharon", sequences=[SharedSequence(("B", "C", "D"), ("q1", "q2"), 0.0)]
+            ),
+        ),
+    ):
+        kernel: dict[str, Any] = {}
+        assert canon(run_strategy(plans, read, strategy, plan=plan, stats=kernel)) == canon(rows)
+        assert kernel["snapshot_kernel"]["snapshots"] == 3
+        assert kernel["snapshot_kernel"]["shared_propagations"] == 5
     assert {(r.query, r.window_start): r.values["COUNT(*)"] for r in rows} == {
         ("q1", 0): 4,
         ("q2", 0): 3,
@@ -317,12 +335,16 @@ def test_the_plan_names_what_is_shared_and_runs_the_rest_under_hamlet() -> None:
     plan = sharing_plan(plans, "sharon")
     # (at rate 1 for every type, sharing (B, C, E) saves 8 - 7 updates per window)
     assert [(s.pattern, s.queries) for s in plan.sequences] == [(("B", "C", "E"), ("q1", "q2"))]
-    assert [r.executor for r in plan.routes] == ["python", "python", "compiled", "compiled"]
+    assert [r.executor for r in plan.routes] == ["compiled"] * 4
     text_of = plan.describe()
-    assert "shared sub-sequence (B, C, E) {q1, q2} on the python executor; benefit 1" in text_of
+    assert "q1: compiled executor (SHARON's sub-sequences, with a snapshot per START)" in text_of
+    assert "shared sub-sequence (B, C, E) {q1, q2} on the compiled executor; benefit 1" in text_of
     assert "shared B+ on the compiled executor, dynamic: {q3.B, q4.B}" in text_of
     events = stream("a1 d1 b2 b3 c4 e5 a5 b6 c7 e8")
     read = from_records(events).events
     rows = run_strategy(plans, read, "sharon")
     assert canon(rows) == canon(run_strategy(plans, read, "twostep"))
     assert _counts(rows) == {"q1": 8, "q2": 7, "q3": 8, "q4": 7}
+    reference = sharing_plan(plans, "sharon", compiled=False)
+    assert "(B, C, E) {q1, q2} on the python executor" in reference.describe()
+    assert canon(run_strategy(plans, read, "sharon", plan=reference)) == canon(rows)

@@ -47,9 +47,10 @@ import numpy as np
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import Column, EventBatch
 from trendagg.io.results import ResultRow, making_rows
-from trendagg.kernels import _engine
+from trendagg.kernels import _engine, _gloria
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.edges import value_columns
+from trendagg.kernels.gloria_program import scaled_gloria
 from trendagg.kernels.program import TIME_GROUP, Lowered, burst_width, lower, scaled, source
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
 from trendagg.kernels.times import pane_ids, ticks, window_ids
@@ -95,6 +96,16 @@ Scratch = namedtuple(
     "Scratch", "vec vext vec2 vext2 ent eadd eext sk sv lent lrow lsv ln ldel lst lmark ltodo"
 )
 Out = namedtuple("Out", "n key add ext")
+#: The snapshot kernel's state (see _gloria): per instance its blocks of values (tot,
+#: ext, keys), snapshots (sa, se, sk; sx: a slot's last window per query), rings' head
+#: and next number (meta), coefficient entries (ca, ce; ct: the snapshot each holds);
+#: its own closed windows, counters (shared propagations, evaluations, snapshots), and
+#: rs: slots per ring, lanes
+GState = namedtuple("GState", "tot ext keys sa se sk sx meta ca ce ct closed stats rs")
+GScratch = namedtuple(
+    "GScratch", "vec vx n cmark ctouch cadd cext rk radd rext vadd vxt crow crowa crowe"
+)
+RING = 8  # snapshots a ring holds per instance at first; doubled (with a replay) when full
 
 
 class _Rebuild(Exception):
@@ -110,12 +121,14 @@ class _Rebuild(Exception):
         ranked: str | None = None,
         pool: bool = False,
         lazy_pool: bool = False,
+        ring: bool = False,
     ):
-        super().__init__(mixed or ranked or ("pool" if pool or lazy_pool else None))
+        super().__init__(mixed or ranked or ("pool" if pool or lazy_pool or ring else None))
         self.mixed = mixed
         self.ranked = ranked
         self.pool = pool
         self.lazy_pool = lazy_pool
+        self.ring = ring
 
 
 Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
@@ -258,6 +271,8 @@ class CompiledExecutor:
         self._memory_limit = memory_limit()
         self._pool = 0  # queue entries (0: the first size, see POOL)
         self._lpool = 0  # lazy windows' queue entries (0: LAZY_POOL)
+        self._ring = RING  # snapshots per ring and instance (the snapshot kernel)
+        self._gstats = np.zeros(3, dtype=np.int64)  # its counters of replaced states
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -381,6 +396,70 @@ class CompiledExecutor:
         self._burst_template = self._burst_row()
         # burst minima (even) and maxima (odd): none yet, so that any value compares better
         self._extremes_template = np.where(np.arange(w["burf"]) % 2 == 0, np.inf, -np.inf)
+        self._reset_gloria(lanes, closed)
+
+    def _reset_gloria(self, lanes: int, closed: np.ndarray) -> None:
+        """The snapshot kernel's tables for ``lanes`` and the ring size, and a fresh
+        state (no instance rows yet: _new_instances grows them)."""
+        g = self.low.gloria
+        if g is None:
+            self.gp = None
+            return
+        R = self._ring
+        w = g.widths
+        W = int(g.program.a_W[0])
+        MA = max(int(g.program.a_M[0]), 1)
+        self.gp = scaled_gloria(g.program, w, lanes, R)
+        self.gst = GState(
+            tot=np.zeros((0, w["tot"] * lanes), dtype=np.int64),
+            ext=np.zeros((0, w["ext"]), dtype=np.float64),
+            keys=np.zeros((0, w["keys"]), dtype=np.int64),
+            sa=np.zeros((0, w["sa"] * lanes * R), dtype=np.int64),
+            se=np.zeros((0, max(w["se"], 1) * R), dtype=np.float64),
+            sk=np.zeros((0, w["sk"] * R), dtype=np.int64),
+            sx=np.zeros((0, w["sx"] * R), dtype=np.int64),
+            meta=np.zeros((0, w["meta"]), dtype=np.int64),
+            ca=np.zeros((0, w["ca"] * R * W * lanes), dtype=np.int64),
+            ce=np.zeros((0, w["ca"] * R * MA), dtype=np.float64),
+            ct=np.zeros((0, w["ca"] * R), dtype=np.int64),
+            closed=closed.copy(),
+            stats=np.zeros(3, dtype=np.int64),
+            rs=np.array([R, lanes], dtype=np.int64),
+        )
+
+    def _grow_gloria(self, count: int, ids: np.ndarray) -> None:
+        """Rows for ``count`` instances in the snapshot kernel's state; rows ``ids``
+        (new instances) hold nothing: no window, snapshot or entry."""
+        if self.gp is None:
+            return
+        fills = {
+            "ext": np.nan,
+            "keys": SENT,
+            "se": np.nan,
+            "sk": SENT,
+            "sx": SENT,
+            "ce": np.nan,
+            "ct": -1,
+        }
+        arrays = {}
+        for name in ("tot", "ext", "keys", "sa", "se", "sk", "sx", "meta", "ca", "ce", "ct"):
+            arr = getattr(self.gst, name)
+            if arr.shape[0] < count:
+                size = max(count, 2 * arr.shape[0], 16)
+                self._check_memory(arr.nbytes, size * arr.shape[1] * arr.itemsize)
+                new = np.zeros((size, arr.shape[1]), dtype=arr.dtype)
+                new[: arr.shape[0]] = arr
+                if name in fills:
+                    new[arr.shape[0] :] = fills[name]
+                arr = new
+            arrays[name] = arr
+        self.gst = self.gst._replace(**arrays)
+        gst = self.gst
+        gst.keys[ids] = SENT
+        gst.sk[ids] = SENT
+        gst.sx[ids] = SENT
+        gst.ct[ids] = -1
+        gst.meta[ids] = 0
 
     def _first_pool(self, lanes: int) -> int:
         """Queue entries at first (see POOL): what POOL_BYTES holds, within [1024, POOL]."""
@@ -489,6 +568,7 @@ class CompiledExecutor:
                 self._grow(name, count, fill)
         start = len(self._inst_key) - len(fresh)
         ids = np.array(reused + list(range(start, start + len(fresh))), dtype=np.int64)
+        self._grow_gloria(len(self._inst_key), ids)
         st = self.st
         st.bur[ids] = self._burst_template
         st.keys[ids] = SENT
@@ -656,6 +736,14 @@ class CompiledExecutor:
         kernel["rebuilds"] = self.rebuilds
         if self._log_limit:
             kernel["decisions"] = self.decisions
+        if self.gp is not None:  # (the replaced states' counts too, as for bursts)
+            counts = self._gstats + self.gst.stats
+            stats["snapshot_kernel"] = {
+                "shared_propagations": int(counts[0]),
+                "evaluations": int(counts[1]),
+                "snapshots": int(counts[2]),
+                "ring": self._ring,
+            }
         made = sum(1 for _, key in self._inst if WILD not in key)  # not the templates
         stats["partitions"] = stats.get("partitions", 0) + made
 
@@ -690,7 +778,9 @@ class CompiledExecutor:
             try:
                 rows = self._attempt(batch, close, final)
             except _Rebuild as why:
-                self._rebuild(closed_before, why.mixed, why.ranked, why.pool, why.lazy_pool)
+                self._rebuild(
+                    closed_before, why.mixed, why.ranked, why.pool, why.lazy_pool, why.ring
+                )
                 continue
             if batch is not None:
                 self._retain(batch)
@@ -704,6 +794,7 @@ class CompiledExecutor:
         ranked: str | None = None,
         pool: bool = False,
         lazy_pool: bool = False,
+        ring: bool = False,
     ) -> None:
         """More lanes, a finer weight scale, hidden registers for the attribute ``mixed``
         (of both kinds) or ranks for the extremes of ``ranked``: replay the events of the
@@ -712,6 +803,8 @@ class CompiledExecutor:
         self.rebuilds += 1
         self._bursts += int(self.st.stats[0])
         self._shared += int(self.st.stats[1])
+        if self.gp is not None:
+            self._gstats += self.gst.stats
         if mixed is not None:
             self._relower(mixed)
         if ranked is not None:
@@ -729,6 +822,8 @@ class CompiledExecutor:
             held = sum(a.nbytes for a in (st.lnext, st.lkhi, st.linst, st.lkind, st.lidx, st.lval))
             self._check_memory(held, 4 * held)
             self._lpool = 4 * len(st.lnext)
+        if ring:
+            self._ring *= 2
         target = self._need + max(self._need // 8, 4)
         lanes = max(self.lanes, lanes_for(target, max(self._wbits, default=1), self._pbits))
         while True:
@@ -738,7 +833,9 @@ class CompiledExecutor:
                     self._attempt(old, None, False, replay=True)
                 return
             except _Rebuild as why:
-                if why.lazy_pool:
+                if why.ring:
+                    self._ring *= 2
+                elif why.lazy_pool:
                     self._lpool = 4 * len(self.st.lnext)
                 elif why.pool:
                     self._pool = 4 * len(self.st.pnext)  # the replay alone fills the pool
@@ -805,6 +902,14 @@ class CompiledExecutor:
         self._refresh_groups()
         # a replay decides its bursts again: the log keeps the first decisions
         self.st.stats[3] = self._log_limit if replay else 0
+        if self.gp is not None:  # the members of a GLORIA or SHARON plan (see _gloria)
+            self.gst.closed[:] = self.st.closed
+            gsc = self._gscratch(ev)
+            gstatus = _gloria.run_gloria(
+                self.prog, self.st, ev, self.gp, self.gst, gsc, out, close_to, final
+            )
+            if gstatus == _gloria.RING_FULL:
+                raise _Rebuild(ring=True)
         status = _engine.run_chunk(
             self.prog, self.st, ev, sc, out, close_to, final, self.lim, self.st.neg
         )
@@ -973,6 +1078,50 @@ class CompiledExecutor:
             lst=np.full(len(prog.c_lazy), -1, dtype=np.int64),
             lmark=np.full(len(prog.c_lazy), -1, dtype=np.int64),  # classes a solve visits
             ltodo=np.zeros(len(prog.c_lazy), dtype=np.int64),
+        )
+
+    def _gscratch(self, ev: Events) -> GScratch:
+        """The snapshot kernel's scratch: rows for the largest time group of the chunk."""
+        g = self.low.gloria
+        assert g is not None
+        gp = g.program
+        prog = self.prog
+        L = self.lanes
+        R = self._ring
+        n_types = len(gp.ty_ptr) - 1
+        rows_of = np.zeros(n_types, dtype=np.int64)  # per type: rows an event may make
+        coef_of = np.zeros(n_types, dtype=np.int64)
+        for ty in range(n_types):
+            for x in gp.ty_x[gp.ty_ptr[ty] : gp.ty_ptr[ty + 1]].tolist():
+                for qi in range(int(gp.x_q_ptr[x]), int(gp.x_q_ptr[x + 1])):
+                    rows_of[ty] += int(prog.q_NS[gp.xq_q[qi]])
+                coef_of[ty] += int(gp.xc_ptr[x + 1] - gp.xc_ptr[x]) * R
+        cap = ccap = 1
+        if len(ev.types):
+            starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
+            cap += int(np.add.reduceat(rows_of[ev.types], starts).max())
+            ccap += int(np.add.reduceat(coef_of[ev.types], starts).max())
+        AL = self.low.max_additive * L
+        M = self.low.max_extreme
+        W = int(gp.a_W[0]) * L
+        MA = max(int(gp.a_M[0]), 1)
+        NR = max(g.rings, 1) * R
+        return GScratch(
+            vec=np.zeros(AL, dtype=np.int64),
+            vx=np.zeros(M, dtype=np.float64),
+            n=np.zeros(3, dtype=np.int64),
+            cmark=np.zeros(NR, dtype=np.int64),
+            ctouch=np.zeros((NR, 2), dtype=np.int64),
+            cadd=np.zeros((NR, W), dtype=np.int64),
+            cext=np.zeros((NR, MA), dtype=np.float64),
+            rk=np.zeros((cap, 6), dtype=np.int64),
+            radd=np.zeros((cap, AL), dtype=np.int64),
+            rext=np.zeros((cap, M), dtype=np.float64),
+            vadd=np.zeros((cap, AL), dtype=np.int64),
+            vxt=np.zeros((cap, M), dtype=np.float64),
+            crow=np.zeros((ccap, 3), dtype=np.int64),
+            crowa=np.zeros((ccap, W), dtype=np.int64),
+            crowe=np.zeros((ccap, MA), dtype=np.float64),
         )
 
     def _out(self, ev: Events) -> Out:
@@ -1304,6 +1453,18 @@ class CompiledExecutor:
                     found[0][w].add(binder)
                 for a in prog.ext_a[prog.ext_ptr[gs] : prog.ext_ptr[gs + 1]].tolist():
                     found[1][a].add(binder)
+        g = self.low.gloria
+        if g is not None:  # the member queries' contexts bind their events
+            gp = g.program
+            for ty in range(len(gp.ty_ptr) - 1):
+                for x in gp.ty_x[gp.ty_ptr[ty] : gp.ty_ptr[ty + 1]].tolist():
+                    binder = (ty, int(gp.x_f[x]), int(gp.x_g[x]))
+                    for qi in range(int(gp.x_q_ptr[x]), int(gp.x_q_ptr[x + 1])):
+                        gs = int(prog.q_soff[gp.xq_q[qi]] + gp.xq_s[qi])
+                        for w in prog.sum_w[prog.sum_ptr[gs] : prog.sum_ptr[gs + 1]].tolist():
+                            found[0][w].add(binder)
+                        for a in prog.ext_a[prog.ext_ptr[gs] : prog.ext_ptr[gs + 1]].tolist():
+                            found[1][a].add(binder)
         return tuple([sorted(b) for b in kind] for kind in found)
 
     def _weights(self, batch: EventBatch, w: int, name: str, bound: Bound) -> np.ndarray:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import namedtuple
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -62,9 +63,17 @@ from trendagg.kernels.edges import (
     read_attrs,
 )
 from trendagg.kernels.edges import Program as Program_
+from trendagg.kernels.gloria_program import GloriaLowered, QueryLayout, lower_gloria
 from trendagg.language import ast, to_text
+from trendagg.optimizer.contexts import contexts
 from trendagg.optimizer.cost import APPLY_DENOMINATOR, APPLY_NUMERATOR, burst_event_units
-from trendagg.optimizer.plan import KleeneBurst, SharingPlan, partition_layout
+from trendagg.optimizer.plan import (
+    GloriaQSet,
+    KleeneBurst,
+    SharingPlan,
+    partition_layout,
+    snapshot_qsets,
+)
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.template import Negation, Template
 from trendagg.plan.windows import WindowSpec, as_number
@@ -199,6 +208,7 @@ class Lowered:
     programs: list[Program_] = field(default_factory=list)
     key_width: int = 1
     stack: int = 1
+    gloria: GloriaLowered | None = None  # the snapshot kernel's tables (member queries)
 
 
 def _repeatable(template: Template) -> set[str]:
@@ -391,7 +401,10 @@ def lower(
     bindings; state classes and their blocks; result blocks; sharing sets;
     bindings by type; the roles of types per partitioning; the program.
     """
+    qsets = snapshot_qsets(plans, sharing)
+    members = {name for s in qsets for name in s.queries}
     low = _Lowering(plans, sharing.merge_states, mixed)
+    low.on_gloria = {qi for qi, p in enumerate(plans) if p.name in members}
     for qi, plan in enumerate(plans):
         low.add_query(qi, plan)
     low.negations()
@@ -402,6 +415,8 @@ def lower(
     low.type_bindings()
     low.roles()
     low.template_classes()
+    if qsets:
+        low.gloria(qsets)
     return low.lowered()
 
 
@@ -449,6 +464,10 @@ class _Lowering:
         # answered from an ordered index (see edge_tables())
         self.indexable: set[tuple[int, int]] = set()
         self.words = Words()
+        # the queries of a GLORIA (or SHARON) plan's Q-sets: laid out as queries, bound
+        # and run by the snapshot kernel (see gloria_program)
+        self.on_gloria: set[int] = set()
+        self.gloria_low: GloriaLowered | None = None
 
     def owner(self) -> list[int]:
         """The query of every state (by global state index)."""
@@ -674,7 +693,8 @@ class _Lowering:
         for qi in range(n_all):
             lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
             plain = (
-                q["q_nkind"][qi] < 0
+                qi not in self.on_gloria
+                and q["q_nkind"][qi] < 0
                 and q["q_blk"][qi] < 0
                 and q["q_trail"][qi] < 0
                 and q["q_M"][qi] == 0
@@ -844,8 +864,10 @@ class _Lowering:
         the negations' slots and queues (see :meth:`negations`)."""
         q = self.q
         n_all = len(q["q_spec"])
-        keys_of = [
+        keys_of: list[tuple[object, ...]] = [
             (q["q_spec"][qi], q["q_part"][qi], q["q_A"][qi], q["q_M"][qi], q["q_nmin"][qi])
+            if qi not in self.on_gloria
+            else ("member", qi)  # (its states are never bound here: merged with none)
             for qi in range(n_all)
         ]
         qs_c, reps = _state_classes(
@@ -1287,7 +1309,7 @@ class _Lowering:
         }
         ty_lists: list[list[int]] = [[] for _ in range(self.n_types)]
         for bi, (qi, _, _, typ) in enumerate(self.bindings):
-            if qi >= 0:
+            if qi >= 0 and qi not in self.on_gloria:
                 ty_lists[self.tcode[typ]].append(bi)
         ty_ptr, ty_bind = _csr(ty_lists)
         self.tables.update(
@@ -1368,7 +1390,8 @@ class _Lowering:
             part = self.parts[q["q_part"][qi]]
             lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
             plain = (
-                q["q_nkind"][qi] < 0
+                qi not in self.on_gloria
+                and q["q_nkind"][qi] < 0
                 and q["q_blk"][qi] < 0
                 and q["q_trail"][qi] < 0
                 and not any(
@@ -1390,6 +1413,35 @@ class _Lowering:
                     ok[c] = False
                     changed = True
         t["c_tmpl"] = _i64([1 if x else 0 for x in ok])
+
+    def gloria(self, qsets: Sequence[GloriaQSet]) -> None:
+        """The snapshot kernel's tables for the member queries (see gloria_program)."""
+        q = self.q
+        layouts = {}
+        types_of = {}
+        for qi in sorted(self.on_gloria):
+            plan = self.plans[qi]
+            off = q["q_soff"][qi]
+            states = {var: s for s, var in enumerate(self.state_names[qi])}
+            layouts[plan.name] = QueryLayout(
+                qi,
+                q["q_spec"][qi],
+                q["q_part"][qi],
+                q["q_A"][qi],
+                q["q_M"][qi],
+                q["q_nmin"][qi],
+                q["q_NS"][qi],
+                states,
+                {var: self._rule(self.bindings[off + s][2]) for var, s in states.items()},
+                {var: list(self.cnt[off + s]) for var, s in states.items()},
+                {var: list(self.sums[off + s]) for var, s in states.items()},
+                {var: list(self.exts[off + s]) for var, s in states.items()},
+            )
+            types_of[plan.name] = {v: info.type for v, info in plan.vars.items()}
+        member_plans = [self.plans[qi] for qi in sorted(self.on_gloria)]
+        self.gloria_low = lower_gloria(
+            contexts(member_plans, qsets), layouts, self.tcode, self.n_types, types_of
+        )
 
     def lowered(self) -> Lowered:
         # predecessors read in the instance, and those read in its template (see
@@ -1467,6 +1519,7 @@ class _Lowering:
             programs=self.programs,
             key_width=self.key_width,
             stack=self.stack,
+            gloria=self.gloria_low,
         )
 
 

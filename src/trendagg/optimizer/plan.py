@@ -49,9 +49,11 @@ if TYPE_CHECKING:
     from trendagg.plan.compile import QueryPlan
 
 STRATEGIES = ("hamlet", "hamlet-static", "greta", "twostep", "sharon", "aseq", "gloria")
-SHARON_ROUTE = "SHARON shares its sub-sequences; the kernel runs no SHARON plan yet"
-GLORIA_ROUTE = "GLORIA shares its transitions; the kernel runs no GLORIA plan yet"
 ASEQ_ROUTE = "A-Seq, SHARON's non-shared baseline, runs on the reference engine"
+
+#: What a compiled route of a shared query runs (explain prints it)
+GLORIA_ROUTE = "GLORIA's Q-sets, with snapshots and coefficients"
+SHARON_ROUTE = "SHARON's sub-sequences, with a snapshot per START"
 
 
 @dataclass(frozen=True)
@@ -139,18 +141,20 @@ class SharingPlan:
         for r in self.routes:
             why = f" ({r.reason})" if r.reason else ""
             lines.append(f"  {r.query}: {r.executor} executor{why}")
+        route = {r.query: r.executor for r in self.routes}
         if self.strategy == "sharon":
             for seq in self.sequences:
                 lines.append(
-                    f"  shared sub-sequence {seq.label()} on the python executor; "
-                    f"benefit {seq.benefit:g}"
+                    f"  shared sub-sequence {seq.label()} on the {route[seq.queries[0]]} "
+                    f"executor; benefit {seq.benefit:g}"
                 )
             if not self.sequences:
                 lines.append("  no shared sub-sequences: none of SHARON's candidates pays")
         if self.strategy == "gloria":
             for s in self.qsets:
                 lines.append(
-                    f"  GLORIA Q-set {s.text()} on {s.source}->{s.target} on the python executor"
+                    f"  GLORIA Q-set {s.text()} on {s.source}->{s.target} on the "
+                    f"{route[s.queries[0]]} executor"
                 )
             if not self.qsets:
                 lines.append("  no GLORIA Q-sets: no transition is shared")
@@ -269,19 +273,21 @@ def sharing_plan(
     shared = {name for seq in sequences for name in seq.queries} | on_gloria
     routes = []
     for plan in plans:
+        ran = ""
         if strategy == "twostep":
             why: str | None = "twostep enumerates trends"
-        elif plan.name in on_gloria:
-            why = GLORIA_ROUTE
-        elif plan.name in shared:
-            why = SHARON_ROUTE
+        elif plan.name in shared and not compiled:
+            why = "the reference engine was asked for"
+        elif plan.name in shared:  # (the kernel's snapshots run both, see snapshot_qsets)
+            why = None
+            ran = GLORIA_ROUTE if plan.name in on_gloria else SHARON_ROUTE
         elif strategy == "aseq" and sharon_blocker(plan) is None:
             why = ASEQ_ROUTE
         elif not compiled:
             why = "the reference engine was asked for"
         else:
             why = compiled_blocker(plan)
-        routes.append(Route(plan.name, "python" if why else "compiled", why or ""))
+        routes.append(Route(plan.name, "python" if why else "compiled", why or ran))
     shares = strategy.startswith("hamlet") or strategy in ("sharon", "gloria")
     plan_ = SharingPlan(
         strategy, tuple(routes), (), (), shares, tuple(sequences), chosen, qsets, gloria
@@ -302,7 +308,8 @@ def sharing_plan(
             bursts.append(
                 KleeneBurst(s.type_, members, comp.partition_names, s.pane, decision, "python")
             )
-    bursts += _compiled_bursts(plans, plan_.on("compiled"), decision)
+    unshared = [q for q in plan_.on("compiled") if plans[q].name not in shared]
+    bursts += _compiled_bursts(plans, unshared, decision)
     return SharingPlan(
         strategy,
         plan_.routes,
@@ -531,6 +538,23 @@ def sequence_qsets(
             if (name, pair) not in covered:
                 out.append(GloriaQSet(pair[0], pair[1], (name,), None))
     return tuple(out)
+
+
+def snapshot_qsets(plans: list[QueryPlan], sharing: SharingPlan) -> tuple[GloriaQSet, ...]:
+    """The Q-sets that the compiled kernel runs with snapshots and coefficients (see
+    :mod:`trendagg.kernels.gloria_program`): a gloria plan's, or a sharon plan's shared
+    sub-sequences as Q-sets (:func:`sequence_qsets`), of the queries among ``plans``
+    (the kernel's) that the plan routes to it; none for another strategy."""
+    names = {p.name for p in plans}
+    compiled = {r.query for r in sharing.routes if r.executor == "compiled"}
+    if sharing.strategy == "gloria":
+        qsets: tuple[GloriaQSet, ...] = sharing.qsets
+    elif sharing.strategy == "sharon" and sharing.sequences:
+        mine = [s for s in sharing.sequences if set(s.queries) <= names & compiled]
+        qsets = sequence_qsets(plans, mine)
+    else:
+        return ()
+    return tuple(s for s in qsets if set(s.queries) <= names & compiled)
 
 
 def _type_transitions(plan: QueryPlan) -> set[tuple[str, str]]:

@@ -453,6 +453,7 @@ class GloriaExecutor(HamletExecutor):
     def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, *, log: bool = False):
         super().__init__(plans, sharing, log=log)
         members = {name for s in sharing.qsets for name in s.queries}
+        members &= {r.query for r in sharing.routes if r.executor == "python"}
         self.singles = [rt for rt in self.singles if rt.plan.name not in members]
         self.gloria_stats = GloriaStats({}, {})
         groups: dict[tuple[str, ...], list[QueryPlan]] = {}

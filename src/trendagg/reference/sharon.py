@@ -367,12 +367,15 @@ class SharonExecutor(HamletExecutor):
     def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, *, log: bool = False):
         super().__init__(plans, sharing, log=log)
         members = {name for seq in sharing.sequences for name in seq.queries}
+        members &= {r.query for r in sharing.routes if r.executor == "python"}
         self.singles = [rt for rt in self.singles if rt.plan.name not in members]
         by_name = {p.name: p for p in plans}
         # one runtime per signature: the queries connected by shared sub-sequences
         # (a candidate's queries share window and partition attributes)
         signatures: dict[tuple[object, ...], list[SharedSequence]] = {}
         for seq in sharing.sequences:
+            if not set(seq.queries) <= members:
+                continue
             plan = by_name[seq.queries[0]]
             names = tuple(sorted(a.name for a in plan.partition_attrs))
             signatures.setdefault((plan.window.within, plan.window.slide, names), []).append(seq)

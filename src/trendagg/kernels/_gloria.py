@@ -1,0 +1,651 @@
+"""The compiled loop of GLORIA plans (and of SHARON plans as Q-sets): snapshots and
+coefficients (spec ``../shared/specs/gloria.md``, section 3; the readable executor is
+:mod:`trendagg.reference.gloria`, the tables :mod:`trendagg.kernels.gloria_program`).
+
+It runs a chunk's events for the plan's member queries before :func:`~trendagg.kernels.
+_engine.run_chunk` runs them for the others: the two share the events' arrays, the
+program's per-query layout (registers, weights, result blocks) and the result rows of
+the state, and nothing else (a member's states bind nothing in ``run_chunk``, so its
+result slots are written and emitted here only).
+
+Per time group: the windows that end by it are emitted (member queries) and the
+snapshots that no open window needs leave their rings; then phase 1 computes, for every
+event and context (``x``) it is bound in, from the state before the time group:
+
+1. its coefficients: the entries of the totals it reuses (a shared propagation: one add
+   per live snapshot for the whole context), each extended by the event (``_own_entry``);
+2. per query of the context and window: the values that enter it (the blocks it reads,
+   plus the coefficients it evaluates: ``_apply``, an entry times the snapshot's
+   registers of that query and window), a trend start, the event's own registers; and
+   where the event takes a snapshot or the query ends, ``v``: the values plus its own
+   coefficients evaluated.
+
+Phase 2 applies them: a snapshot takes the next slot of its ring (``v`` per query and
+window, and the identity entry in its total), an END adds ``v`` to its results, and the
+values and coefficients join the context's total (a block per query, an entry per live
+snapshot, tagged with the snapshot's number so that a slot reused by a later snapshot is
+never read as the earlier one).
+
+A ring holds ``R`` snapshots per instance; when a snapshot finds it full the call returns
+4 and the executor replays the open windows with twice the slots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
+from trendagg.kernels._borrow import borrow
+from trendagg.kernels._rns import mulmod
+
+SENT = -(2**62)
+RING_FULL = 4
+
+
+@njit(**JIT_INLINE)
+def _addmod(a: int, b: int, p: int) -> int:
+    s = a + b
+    return s - p if s >= p else s
+
+
+@njit(**JIT_INLINE)
+def _better(v: float, cur: float, is_min: bool) -> bool:
+    return np.isnan(cur) or (v < cur if is_min else v > cur)
+
+
+@njit(**JIT_INLINE)
+def _nonzero(vec, base, L):  # type: ignore[no-untyped-def]
+    for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
+        if vec[base + lane] != 0:
+            return True
+    return False
+
+
+@njit(**JIT_INLINE)
+def _add_into(dst, dext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
+    """dst[base:] += vec (A registers of L lanes); dext[ebase:] takes the better extremes."""
+    L = P.shape[0]
+    for r in range(0, A * L, L):
+        for lane in range(L):
+            dst[base + r + lane] = _addmod(dst[base + r + lane], vec[r + lane], P[lane])
+    for r in range(M):
+        v = vext[r]
+        if not np.isnan(v) and _better(v, dext[ebase + r], r < nmin):
+            dext[ebase + r] = v
+
+
+@njit(**JIT_INLINE)
+def _read_into(src, sext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
+    """vec += src[base:]; vext takes the better of its extremes and sext[ebase:]'s."""
+    L = P.shape[0]
+    for r in range(0, A * L, L):
+        for lane in range(L):
+            vec[r + lane] = _addmod(vec[r + lane], src[base + r + lane], P[lane])
+    for r in range(M):
+        v = sext[ebase + r]
+        if not np.isnan(v) and _better(v, vext[r], r < nmin):
+            vext[r] = v
+
+
+@njit(**JIT_INLINE)
+def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
+    """Event e's own registers (bound to state s of query q) added to vec/vext."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    gs = prog.q_soff[q] + s
+    for j in range(prog.cnt_ptr[gs], prog.cnt_ptr[gs + 1]):
+        reg = prog.cnt_reg[j]
+        for lane in range(L):
+            vec[reg * L + lane] = _addmod(vec[reg * L + lane], vec[lane], P[lane])
+    for j in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
+        reg = prog.sum_reg[j]
+        w = prog.sum_w[j]
+        for lane in range(L):
+            vec[reg * L + lane] = _addmod(
+                vec[reg * L + lane],
+                mulmod(vec[lane], ev.wres[w, e, lane], P[lane], PINV[lane]),
+                P[lane],
+            )
+    for j in range(prog.ext_ptr[gs], prog.ext_ptr[gs + 1]):
+        reg = prog.ext_reg[j]
+        v = ev.aval[prog.ext_a[j], e]
+        if _better(v, vext[reg], reg < prog.q_nmin[q]):
+            vext[reg] = v
+
+
+@njit(**JIT_INLINE)
+def _own_entry(gp, st, ev, ty, e, add, ext, row):  # type: ignore[no-untyped-def]
+    """An entry (row ``row`` of add/ext) extended by event e of type code ty: each of
+    its paths counts the event and its values."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    nmin = gp.a_nmin[0]
+    for j in range(gp.acnt_ptr[ty], gp.acnt_ptr[ty + 1]):
+        reg = gp.acnt[j]
+        for lane in range(L):
+            add[row, reg * L + lane] = _addmod(add[row, reg * L + lane], add[row, lane], P[lane])
+    for j in range(gp.asum_ptr[ty], gp.asum_ptr[ty + 1]):
+        reg = gp.asum_reg[j]
+        w = gp.asum_w[j]
+        for lane in range(L):
+            add[row, reg * L + lane] = _addmod(
+                add[row, reg * L + lane],
+                mulmod(add[row, lane], ev.wres[w, e, lane], P[lane], PINV[lane]),
+                P[lane],
+            )
+    for j in range(gp.aext_ptr[ty], gp.aext_ptr[ty + 1]):
+        reg = gp.aext_reg[j]
+        v = ev.aval[gp.aext_a[j], e]
+        if not np.isnan(v) and _better(v, ext[row, reg], reg < nmin):
+            ext[row, reg] = v
+
+
+@njit(**JIT_INLINE)
+def _apply(prog, gp, st, q, ea, ee, eb, eeb, sa, se, sb, seb, vec, vext):  # type: ignore[no-untyped-def]
+    """vec/vext += the registers of the trends made of one that ends at a snapshot's
+    event (its registers of query q at sa[sb:], se[seb:]) and one of an entry's paths
+    on from it (ea[eb:], ee[eeb:]): counts and sums multiply by the other side's count,
+    minima and maxima fold both sides."""
+    L = st.P.shape[0]
+    P = st.P
+    PINV = st.PINV
+    if not _nonzero(ea, eb, L) or not _nonzero(sa, sb, L):
+        return
+    for lane in range(L):
+        vec[lane] = _addmod(
+            vec[lane], mulmod(ea[eb + lane], sa[sb + lane], P[lane], PINV[lane]), P[lane]
+        )
+    for j in range(gp.v_ptr[q], gp.v_ptr[q + 1]):
+        i = gp.v_qreg[j] * L
+        a = gp.v_areg[j] * L
+        for lane in range(L):
+            x = mulmod(sa[sb + i + lane], ea[eb + lane], P[lane], PINV[lane])
+            y = mulmod(ea[eb + a + lane], sa[sb + lane], P[lane], PINV[lane])
+            vec[i + lane] = _addmod(vec[i + lane], _addmod(x, y, P[lane]), P[lane])
+    nmin = prog.q_nmin[q]
+    for j in range(gp.ve_ptr[q], gp.ve_ptr[q + 1]):
+        i = gp.ve_qreg[j]
+        is_min = i < nmin
+        best = se[seb + i]
+        y = ee[eeb + gp.ve_areg[j]]
+        if not np.isnan(y) and _better(y, best, is_min):
+            best = y
+        if not np.isnan(best) and _better(best, vext[i], is_min):
+            vext[i] = best
+
+
+@njit(**JIT_INLINE)
+def _snap_at(prog, gp, gst, inst, r, slot, rqi, k):  # type: ignore[no-untyped-def]
+    """(additive base, extreme base) of query rqi's registers for window k in slot
+    ``slot`` of ring r, or (-1, -1) when the snapshot has no such window."""
+    q = gp.rq_q[rqi]
+    ns = prog.q_NS[q]
+    ws = k % ns
+    if gst.sk[inst, gp.r_koff[r] + slot * gp.r_kw[r] + gp.rq_koff[rqi] + ws] != k:
+        return -1, -1
+    L = gst.rs[1]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    base = gp.r_aoff[r] + slot * gp.r_aw[r] + gp.rq_aoff[rqi] + ws * A * L
+    ebase = gp.r_eoff[r] + slot * gp.r_ew[r] + gp.rq_eoff[rqi] + ws * M
+    return base, ebase
+
+
+@njit(**JIT_INLINE)
+def _claim(prog, gp, gst, b, inst, k):  # type: ignore[no-untyped-def]
+    """The slot of block b for window k, cleared first when it held another window."""
+    L = gst.rs[1]
+    ns = gp.b_NS[b]
+    slot = k % ns
+    kidx = gp.b_koff[b] + slot
+    if gst.keys[inst, kidx] != k:
+        A = gp.b_A[b]
+        M = gp.b_M[b]
+        base = gp.b_toff[b] + slot * A * L
+        for r in range(A * L):
+            gst.tot[inst, base + r] = 0
+        ebase = gp.b_eoff[b] + slot * M
+        for r in range(M):
+            gst.ext[inst, ebase + r] = np.nan
+        gst.keys[inst, kidx] = k
+    return slot
+
+
+@njit(**JIT_INLINE)
+def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
+    L = st.P.shape[0]
+    A = prog.q_A[q]
+    M = prog.q_M[q]
+    slot = k % prog.q_NS[q]
+    kidx = prog.q_rkoff[q] + slot
+    rbase = prog.q_roff[q] + slot * A * L
+    rebase = prog.q_reoff[q] + slot * M
+    if st.rkeys[gi, kidx] != k:
+        for r in range(A * L):
+            st.res[gi, rbase + r] = 0
+        for r in range(M):
+            st.rext[gi, rebase + r] = np.nan
+        st.rkeys[gi, kidx] = k
+    _add_into(st.res[gi], st.rext[gi], rbase, rebase, vec, vext, A, M, prog.q_nmin[q], st.P)
+
+
+@njit(**JIT_OPTIONS)
+def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: ignore[no-untyped-def]
+    """Phase 1 of event e in context x: its rows (values, and v where needed) and its
+    coefficient rows, appended to the scratch; returns the new counts."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    gp = borrow(gp)
+    gst = borrow(gst)
+    sc = borrow(sc)
+    inst = ev.pid[gp.x_g[x], e]
+    if inst < 0:
+        return nrow, ncrow
+    f = gp.x_f[x]
+    if f >= 0 and not ev.filt[f, e]:
+        return nrow, ncrow
+    L = gst.rs[1]
+    R = gst.rs[0]
+    W = gp.a_W[0]
+    MA = gp.a_M[0]
+    ty = ev.types[e]
+    P = st.P
+    # 1. the event's coefficients: the reused totals' entries, per live snapshot
+    sc.n[2] += 1
+    stamp = sc.n[2]
+    ntouch = 0
+    for pj in range(gp.xu_ptr[x], gp.xu_ptr[x + 1]):
+        p = gp.xu_pair[pj]
+        r = gp.p_ring[p]
+        head = gst.meta[inst, 2 * r]
+        nxt = gst.meta[inst, 2 * r + 1]
+        for sid in range(head, nxt):
+            slot = sid % R
+            if gst.ct[inst, gp.p_toff[p] + slot] != sid:
+                continue
+            row = r * R + slot
+            base = gp.p_aoff[p] + slot * W * L
+            ebase = gp.p_eoff[p] + slot * MA
+            if sc.cmark[row] != stamp:
+                sc.cmark[row] = stamp
+                sc.ctouch[ntouch, 0] = r
+                sc.ctouch[ntouch, 1] = sid
+                ntouch += 1
+                for i in range(W * L):
+                    sc.cadd[row, i] = gst.ca[inst, base + i]
+                for i in range(MA):
+                    sc.cext[row, i] = gst.ce[inst, ebase + i]
+            else:
+                _read_into(
+                    gst.ca[inst],
+                    gst.ce[inst],
+                    base,
+                    ebase,
+                    sc.cadd[row],
+                    sc.cext[row],
+                    W,
+                    MA,
+                    gp.a_nmin[0],
+                    P,
+                )
+            gst.stats[0] += 1
+    for t in range(ntouch):
+        row = sc.ctouch[t, 0] * R + sc.ctouch[t, 1] % R
+        _own_entry(gp, st, ev, ty, e, sc.cadd, sc.cext, row)
+    # 2. per query and window: values, and v
+    nc = gp.xc_ptr[x + 1] - gp.xc_ptr[x]
+    snap = gp.x_ring[x] >= 0
+    vec = sc.vec
+    vext = sc.vx
+    for qi in range(gp.x_q_ptr[x], gp.x_q_ptr[x + 1]):
+        q = gp.xq_q[qi]
+        s = gp.xq_s[qi]
+        sp = prog.q_spec[q]
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        nmin = prog.q_nmin[q]
+        local = qi - gp.x_q_ptr[x]
+        for k in range(max(ev.klo[sp, e], gst.closed[sp]), ev.khi[sp, e]):
+            for i in range(A * L):
+                vec[i] = 0
+            for i in range(M):
+                vext[i] = np.nan
+            if gp.xq_start[qi]:
+                for lane in range(L):
+                    vec[lane] = 1
+            for j in range(gp.xr_ptr[qi], gp.xr_ptr[qi + 1]):
+                b = gp.xr_blk[j]
+                slot = k % gp.b_NS[b]
+                if gst.keys[inst, gp.b_koff[b] + slot] == k:
+                    _read_into(
+                        gst.tot[inst],
+                        gst.ext[inst],
+                        gp.b_toff[b] + slot * A * L,
+                        gp.b_eoff[b] + slot * M,
+                        vec,
+                        vext,
+                        A,
+                        M,
+                        nmin,
+                        P,
+                    )
+            for j in range(gp.xe_ptr[qi], gp.xe_ptr[qi + 1]):
+                p = gp.xe_pair[j]
+                rqi = gp.xe_rq[j]
+                r = gp.p_ring[p]
+                for sid in range(gst.meta[inst, 2 * r], gst.meta[inst, 2 * r + 1]):
+                    slot = sid % R
+                    if gst.ct[inst, gp.p_toff[p] + slot] != sid:
+                        continue
+                    sb, seb = _snap_at(prog, gp, gst, inst, r, slot, rqi, k)
+                    if sb < 0:
+                        continue
+                    gst.stats[1] += 1
+                    _apply(
+                        prog,
+                        gp,
+                        st,
+                        q,
+                        gst.ca[inst],
+                        gst.ce[inst],
+                        gp.p_aoff[p] + slot * W * L,
+                        gp.p_eoff[p] + slot * MA,
+                        gst.sa[inst],
+                        gst.se[inst],
+                        sb,
+                        seb,
+                        vec,
+                        vext,
+                    )
+            has = _nonzero(vec, 0, L)
+            if has:
+                _own(prog, st, ev, q, s, e, vec, vext)
+            for i in range(A * L):
+                sc.radd[nrow, i] = vec[i]
+                sc.vadd[nrow, i] = vec[i]
+            for i in range(M):
+                sc.rext[nrow, i] = vext[i]
+                sc.vxt[nrow, i] = vext[i]
+            if (snap or gp.xq_end[qi]) and ntouch:
+                for c in range(nc):
+                    r = gp.xc_ring[gp.xc_ptr[x] + c]
+                    rqi = gp.xcq[gp.x_cqoff[x] + local * nc + c]
+                    for sid in range(gst.meta[inst, 2 * r], gst.meta[inst, 2 * r + 1]):
+                        slot = sid % R
+                        row = r * R + slot
+                        if sc.cmark[row] != stamp:
+                            continue
+                        sb, seb = _snap_at(prog, gp, gst, inst, r, slot, rqi, k)
+                        if sb < 0:
+                            continue
+                        gst.stats[1] += 1
+                        _apply(
+                            prog,
+                            gp,
+                            st,
+                            q,
+                            sc.cadd[row],
+                            sc.cext[row],
+                            0,
+                            0,
+                            gst.sa[inst],
+                            gst.se[inst],
+                            sb,
+                            seb,
+                            sc.vadd[nrow],
+                            sc.vxt[nrow],
+                        )
+                if not has and not _nonzero(sc.vadd[nrow], 0, L):
+                    continue
+            elif not has:
+                continue
+            sc.rk[nrow, 0] = x
+            sc.rk[nrow, 1] = inst
+            sc.rk[nrow, 2] = qi
+            sc.rk[nrow, 3] = k
+            sc.rk[nrow, 4] = e
+            sc.rk[nrow, 5] = group
+            nrow += 1
+    # 3. the coefficients that join the context's total
+    if not snap and gp.x_tot[x] >= 0:
+        for t in range(ntouch):
+            r = sc.ctouch[t, 0]
+            sid = sc.ctouch[t, 1]
+            p = -1
+            for c in range(nc):
+                if gp.xc_ring[gp.xc_ptr[x] + c] == r:
+                    p = gp.xc_pair[gp.xc_ptr[x] + c]
+            row = r * R + sid % R
+            sc.crow[ncrow, 0] = p
+            sc.crow[ncrow, 1] = inst
+            sc.crow[ncrow, 2] = sid
+            for i in range(W * L):
+                sc.crowa[ncrow, i] = sc.cadd[row, i]
+            for i in range(MA):
+                sc.crowe[ncrow, i] = sc.cext[row, i]
+            ncrow += 1
+    return nrow, ncrow
+
+
+@njit(**JIT_OPTIONS)
+def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-def]
+    """Apply the time group's rows: snapshots, results, totals; RING_FULL when a
+    snapshot finds its ring full (nothing of the chunk is final then), else 0."""
+    prog = borrow(prog)
+    st = borrow(st)
+    ev = borrow(ev)
+    gp = borrow(gp)
+    gst = borrow(gst)
+    sc = borrow(sc)
+    L = gst.rs[1]
+    R = gst.rs[0]
+    W = gp.a_W[0]
+    MA = gp.a_M[0]
+    P = st.P
+    group = np.int64(-1)
+    slot = np.int64(0)
+    for n in range(nrow):
+        x = sc.rk[n, 0]
+        inst = sc.rk[n, 1]
+        qi = sc.rk[n, 2]
+        k = sc.rk[n, 3]
+        q = gp.xq_q[qi]
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        nmin = prog.q_nmin[q]
+        r = gp.x_ring[x]
+        if r >= 0:
+            nq = gp.r_q_ptr[r + 1] - gp.r_q_ptr[r]
+            if sc.rk[n, 5] != group:  # the event's snapshot: the ring's next slot
+                group = sc.rk[n, 5]
+                head = gst.meta[inst, 2 * r]
+                sid = gst.meta[inst, 2 * r + 1]
+                if sid - head >= R:
+                    return RING_FULL
+                gst.meta[inst, 2 * r + 1] = sid + 1
+                slot = sid % R
+                kb = gp.r_koff[r] + slot * gp.r_kw[r]
+                for i in range(gp.r_kw[r]):
+                    gst.sk[inst, kb + i] = SENT
+                for i in range(nq):
+                    gst.sx[inst, gp.r_xoff[r] + slot * nq + i] = SENT
+                gst.stats[2] += 1
+                if gp.x_tot[x] >= 0:  # the identity entry joins the total
+                    p = gp.xc_pair[gp.xc_ptr[x]]
+                    base = gp.p_aoff[p] + slot * W * L
+                    for i in range(W * L):
+                        gst.ca[inst, base + i] = 0
+                    for lane in range(L):
+                        gst.ca[inst, base + lane] = 1
+                    for i in range(MA):
+                        gst.ce[inst, gp.p_eoff[p] + slot * MA + i] = np.nan
+                    gst.ct[inst, gp.p_toff[p] + slot] = sid
+            local = qi - gp.x_q_ptr[x]
+            rqi = gp.r_q_ptr[r] + local
+            ws = k % prog.q_NS[q]
+            gst.sk[inst, gp.r_koff[r] + slot * gp.r_kw[r] + gp.rq_koff[rqi] + ws] = k
+            base = gp.r_aoff[r] + slot * gp.r_aw[r] + gp.rq_aoff[rqi] + ws * A * L
+            ebase = gp.r_eoff[r] + slot * gp.r_ew[r] + gp.rq_eoff[rqi] + ws * M
+            for i in range(A * L):
+                gst.sa[inst, base + i] = sc.vadd[n, i]
+            for i in range(M):
+                gst.se[inst, ebase + i] = sc.vxt[n, i]
+            xi = gp.r_xoff[r] + slot * nq + local
+            if k > gst.sx[inst, xi]:
+                gst.sx[inst, xi] = k
+        if gp.xq_end[qi]:
+            gi = st.inst_ginst[inst, prog.q_gsel[q]]
+            _add_result(prog, st, q, gi, k, sc.vadd[n], sc.vxt[n])
+        b = gp.xq_blk[qi]
+        if r < 0 and b >= 0:
+            bs = _claim(prog, gp, gst, b, inst, k)
+            _add_into(
+                gst.tot[inst],
+                gst.ext[inst],
+                gp.b_toff[b] + bs * A * L,
+                gp.b_eoff[b] + bs * M,
+                sc.radd[n],
+                sc.rext[n],
+                A,
+                M,
+                nmin,
+                P,
+            )
+    for n in range(ncrow):
+        p = sc.crow[n, 0]
+        inst = sc.crow[n, 1]
+        sid = sc.crow[n, 2]
+        cs = sid % R
+        base = gp.p_aoff[p] + cs * W * L
+        ebase = gp.p_eoff[p] + cs * MA
+        tag = gp.p_toff[p] + cs
+        if gst.ct[inst, tag] != sid:
+            for i in range(W * L):
+                gst.ca[inst, base + i] = 0
+            for i in range(MA):
+                gst.ce[inst, ebase + i] = np.nan
+            gst.ct[inst, tag] = sid
+        _add_into(
+            gst.ca[inst],
+            gst.ce[inst],
+            base,
+            ebase,
+            sc.crowa[n],
+            sc.crowe[n],
+            W,
+            MA,
+            gp.a_nmin[0],
+            P,
+        )
+    return 0
+
+
+@njit(**JIT_OPTIONS)
+def _emit(prog, st, gp, out, sp, upto):  # type: ignore[no-untyped-def]
+    """Write out and clear every result slot of a member query of window spec sp with
+    window < upto."""
+    prog = borrow(prog)
+    st = borrow(st)
+    gp = borrow(gp)
+    out = borrow(out)
+    L = st.P.shape[0]
+    for mj in range(gp.m_q.shape[0]):
+        q = gp.m_q[mj]
+        if prog.q_spec[q] != sp:
+            continue
+        A = prog.q_A[q]
+        M = prog.q_M[q]
+        gr = prog.q_grouping[q]
+        for j in range(st.gr_ptr[gr], st.gr_ptr[gr + 1]):
+            gi = st.gr_ginst[j]
+            for slot in range(prog.q_NS[q]):
+                kidx = prog.q_rkoff[q] + slot
+                k = st.rkeys[gi, kidx]
+                if k == SENT or k >= upto:
+                    continue
+                n = out.n[0]
+                out.key[n, 0] = q
+                out.key[n, 1] = gi
+                out.key[n, 2] = k
+                rbase = prog.q_roff[q] + slot * A * L
+                for r in range(A * L):
+                    out.add[n, r] = st.res[gi, rbase + r]
+                rebase = prog.q_reoff[q] + slot * M
+                for r in range(M):
+                    out.ext[n, r] = st.rext[gi, rebase + r]
+                out.n[0] = n + 1
+                st.rkeys[gi, kidx] = SENT
+
+
+@njit(**JIT_OPTIONS)
+def _expire(prog, gp, gst):  # type: ignore[no-untyped-def]
+    """Drop, oldest first, the snapshots whose every window has closed."""
+    prog = borrow(prog)
+    gp = borrow(gp)
+    gst = borrow(gst)
+    R = gst.rs[0]
+    for inst in range(gst.meta.shape[0]):
+        for r in range(gp.r_x.shape[0]):
+            head = gst.meta[inst, 2 * r]
+            nxt = gst.meta[inst, 2 * r + 1]
+            nq = gp.r_q_ptr[r + 1] - gp.r_q_ptr[r]
+            while head < nxt:
+                slot = head % R
+                live = False
+                for i in range(nq):
+                    q = gp.rq_q[gp.r_q_ptr[r] + i]
+                    if gst.sx[inst, gp.r_xoff[r] + slot * nq + i] >= gst.closed[prog.q_spec[q]]:
+                        live = True
+                        break
+                if live:
+                    break
+                head += 1
+            gst.meta[inst, 2 * r] = head
+
+
+@njit(**JIT_OPTIONS)
+def run_gloria(prog, st, ev, gp, gst, sc, out, close_to, final):  # type: ignore[no-untyped-def]
+    """Run the chunk's events for the member queries; then close their windows below
+    close_to (all when final). Returns 0, or RING_FULL (see the module docstring)."""
+    n = ev.types.shape[0]
+    i = np.int64(0)
+    group = np.int64(0)
+    while i < n:
+        tg = ev.tg[i]
+        j = i
+        while j < n and ev.tg[j] == tg:
+            j += 1
+        closed_any = False
+        for sp in range(gst.closed.shape[0]):
+            c = ev.klo[sp, i]
+            if c > gst.closed[sp]:
+                _emit(prog, st, gp, out, sp, c)
+                gst.closed[sp] = c
+                closed_any = True
+        if closed_any:
+            _expire(prog, gp, gst)
+        nrow = np.int64(0)
+        ncrow = np.int64(0)
+        for e in range(i, j):
+            ty = ev.types[e]
+            for xj in range(gp.ty_ptr[ty], gp.ty_ptr[ty + 1]):
+                nrow, ncrow = _context(
+                    prog, st, ev, gp, gst, sc, gp.ty_x[xj], e, group, nrow, ncrow
+                )
+                group += 1
+        if _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):
+            return RING_FULL
+        i = j
+    for sp in range(gst.closed.shape[0]):
+        c = close_to[sp]
+        if final:
+            _emit(prog, st, gp, out, sp, np.int64(2**62))
+        elif c > gst.closed[sp]:
+            _emit(prog, st, gp, out, sp, c)
+            gst.closed[sp] = c
+    _expire(prog, gp, gst)
+    return 0
