@@ -232,16 +232,10 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
     _add_into(st.res[gi], st.rext[gi], rbase, rebase, vec, vext, A, M, prog.q_nmin[q], st.P)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: ignore[no-untyped-def]
     """Phase 1 of event e in context x: its rows (values, and v where needed) and its
     coefficient rows, appended to the scratch; returns the new counts."""
-    prog = borrow(prog)
-    st = borrow(st)
-    ev = borrow(ev)
-    gp = borrow(gp)
-    gst = borrow(gst)
-    sc = borrow(sc)
     inst = ev.pid[gp.x_g[x], e]
     if inst < 0:
         return nrow, ncrow
@@ -431,16 +425,10 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
     return nrow, ncrow
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INLINE)
 def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-def]
     """Apply the time group's rows: snapshots, results, totals; RING_FULL when a
     snapshot finds its ring full (nothing of the chunk is final then), else 0."""
-    prog = borrow(prog)
-    st = borrow(st)
-    ev = borrow(ev)
-    gp = borrow(gp)
-    gst = borrow(gst)
-    sc = borrow(sc)
     L = gst.rs[1]
     R = gst.rs[0]
     W = gp.a_W[0]
@@ -611,6 +599,13 @@ def _expire(prog, gp, gst):  # type: ignore[no-untyped-def]
 def run_gloria(prog, st, ev, gp, gst, sc, out, close_to, final):  # type: ignore[no-untyped-def]
     """Run the chunk's events for the member queries; then close their windows below
     close_to (all when final). Returns 0, or RING_FULL (see the module docstring)."""
+    prog = borrow(prog)  # (see _borrow: the helpers inlined below take these views)
+    st = borrow(st)
+    ev = borrow(ev)
+    gp = borrow(gp)
+    gst = borrow(gst)
+    sc = borrow(sc)
+    out = borrow(out)
     n = ev.types.shape[0]
     i = np.int64(0)
     group = np.int64(0)
