@@ -460,7 +460,8 @@ def build_graph(
     place). A pool is built from every combination of what its predecessors' live nodes
     bring it, and where pools with many live nodes meet (below branch points, where
     ``safe`` prunes no nodes) those multiply. Every edge made counts as weighed, also
-    where edges that read the same of their ends share one weighing (:func:`_sides`)."""
+    where edges that read the same of their ends share one weighing (the kinds of
+    :func:`_arrival_classes`)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
     if merge not in MERGES:
@@ -529,8 +530,8 @@ def build_graph(
         parents = [graph.pools[pool_of[p]].alive() for p in pool.preds]
         # predecessors' nodes that bring this pool the same Q-sets (cut to its queries)
         # give it the same candidates: one combination per class, edges from every member
-        classes = [_arrival_classes(pool, nodes) for nodes in parents]
-        sides = [[_sides(pool, same) for same in c] for c in classes]
+        arrivals = [_arrival_classes(pool, nodes) for nodes in parents]
+        classes = [[same for _, same, _, _ in c] for c in arrivals]
         common = [pool.queries & template.pools[p].queries for p in pool.preds]
         # per class, its kinds' edge weights into a node, by what they read of the node
         weighed_in: dict[tuple[int, int, tuple[object, ...]], list[float]] = {}
@@ -540,9 +541,8 @@ def build_graph(
             work += 1
             if limit is not None and work > limit:
                 raise OverBudget(pool.name())
-            members = [classes[i][c] for i, c in enumerate(picked)]
-            combo = [same[0] for same in members]
-            for how, qsets in _candidates(pool, combo, r, mode, merge, local):
+            brought = [s for i, c in enumerate(picked) for s in arrivals[i][c][0]]
+            for how, qsets in _candidates(pool, brought, r, mode, merge, local):
                 node = found.get(qsets)
                 if node is None:
                     own = 0.0
@@ -559,7 +559,7 @@ def build_graph(
                     if (node.index, i, c) in joined:
                         continue
                     joined.add((node.index, i, c))
-                    same, (kind, firsts) = classes[i][c], sides[i][c]
+                    _, same, kind, firsts = arrivals[i][c]
                     side = reads.get((node.index, i))
                     if side is None:
                         side = reads[(node.index, i)] = _side(node, common[i])
@@ -595,14 +595,25 @@ def build_graph(
     return Built(graph, template, pool_of, mode, built)
 
 
-def _arrival_classes(pool: Pool, nodes: Sequence[Node]) -> list[list[Node]]:
+def _arrival_classes(
+    pool: Pool, nodes: Sequence[Node]
+) -> list[tuple[tuple[QSet, ...], list[Node], list[int], list[Node]]]:
     """A predecessor's nodes grouped by what they bring the pool: their Q-sets cut to the
-    pool's queries, in order, with their labels (what :func:`_candidates` reads of a
-    node). Classes in the order of their first node, nodes in theirs."""
+    pool's queries, in order, with their labels (what :func:`_candidates` reads).
+    Classes in the order of their first node, each with those Q-sets and its nodes in
+    their order.
+
+    Each class also by what an edge into the pool weighs of its nodes (:func:`edge_weight`
+    reads of its source only the Q-sets that meet the pool's queries, whole): per node
+    the number of its kind, and the first node of each kind. The members of a class
+    differ only outside the pool, or in how many queries their Q-sets hold, so one edge
+    per kind is weighed where a class of thousands of nodes joins a node."""
     classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], list[Node]] = {}
+    sides: dict[int, tuple[object, ...]] = {}
     cuts: dict[tuple[str, ...], tuple[str, ...]] = {}  # (nodes share Q-sets' queries)
     for node in nodes:
         key = []
+        side: list[object] = []
         for s in node.qsets:
             if pool.queries.isdisjoint(s.queries):
                 continue
@@ -610,8 +621,21 @@ def _arrival_classes(pool: Pool, nodes: Sequence[Node]) -> list[list[Node]]:
             if mine is None:
                 mine = cuts[s.queries] = tuple(q for q in s.queries if q in pool.queries)
             key.append((mine, s.label))
+            side += (s.queries, s.label)
         classes.setdefault(tuple(key), []).append(node)
-    return list(classes.values())
+        sides[node.index] = tuple(side)
+    out = []
+    for cut, same in classes.items():
+        kinds: dict[tuple[object, ...], int] = {}
+        kind: list[int] = []
+        firsts: list[Node] = []
+        for node in same:
+            k = kinds.setdefault(sides[node.index], len(kinds))
+            if k == len(firsts):
+                firsts.append(node)
+            kind.append(k)
+        out.append((tuple(QSet(mine, label) for mine, label in cut), same, kind, firsts))
+    return out
 
 
 def _side(node: Node, queries: frozenset[str]) -> tuple[object, ...]:
@@ -621,25 +645,6 @@ def _side(node: Node, queries: frozenset[str]) -> tuple[object, ...]:
         if not queries.isdisjoint(s.queries):
             side += (s.queries, s.label)
     return tuple(side)
-
-
-def _sides(pool: Pool, same: Sequence[Node]) -> tuple[list[int], list[Node]]:
-    """A class's nodes by what an edge into the pool weighs of them (:func:`edge_weight`
-    reads of its source only the Q-sets that meet the pool's queries, whole): per node
-    the number of its kind, and the first node of each kind. The members of a class
-    differ only outside the pool, or in how many queries their Q-sets hold, so one edge
-    per kind is weighed where a class of thousands of nodes joins a node."""
-    if len(same) == 1:
-        return [0], [same[0]]
-    kinds: dict[tuple[object, ...], int] = {}
-    kind: list[int] = []
-    firsts: list[Node] = []
-    for node in same:
-        k = kinds.setdefault(_side(node, pool.queries), len(kinds))
-        if k == len(firsts):
-            firsts.append(node)
-        kind.append(k)
-    return kind, firsts
 
 
 def _branches(pool: Pool) -> bool:
@@ -677,12 +682,14 @@ def _keep_one(pool: GraphPool, combo_shared: int) -> None:
 
 def _candidates(
     pool: Pool,
-    combo: Sequence[Node],
+    brought: Sequence[QSet],
     rates: Rates,
     mode: str,
     merge: str,
     local: str,
 ) -> Iterator[tuple[str, tuple[QSet, ...]]]:
+    """The pool's candidate plans from the Q-sets one combination of its predecessors'
+    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`)."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
@@ -690,15 +697,8 @@ def _candidates(
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
         return
-    items: list[QSet] = []
-    arriving: dict[str, QSet] = {}
-    for node in combo:
-        for s in node.qsets:
-            mine = [q for q in s.queries if q in pool.queries]
-            if mine:
-                part = QSet(tuple(mine), s.label)
-                items.append(part)
-                arriving.update((q, part) for q in mine)
+    items = list(brought)
+    arriving = {q: part for part in brought for q in part.queries}
     items += [qset([q], None) for q in sorted(pool.starts)]
     if mode == "exhaustive" or merge == "subsets":
         yield from full_space(pool, arriving)
