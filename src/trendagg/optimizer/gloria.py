@@ -36,8 +36,10 @@ Q-sets per transition (:func:`~trendagg.optimizer.plan.qsets_of`), is executed b
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from trendagg.optimizer.gloria_graph import (
@@ -226,6 +228,21 @@ class GloriaPlan:
 BUDGET = 50_000
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the graph is built and searched: its hundreds
+    of thousands of edges (rideshare, 200 queries: 420,000) are all kept, yet each batch
+    of new ones sets off a collection, and every tenth or so scans all of them (a
+    quarter of the planning time there)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _num(x: float) -> str:
     return "-" if x == INF else f"{x:g}"
 
@@ -263,33 +280,34 @@ def optimize(
     template = gloria_template(described)
     model = cost or PaperCost(end)
     over: str | None = None
-    try:
-        built = build_graph(
-            template,
-            rates,
-            model,
-            mode=mode,
-            merge=merge,
-            local=local,
-            node_prune=node_prune,
-            limit=budget,
-        )
-    except OverBudget as stopped:
-        over, mode = str(stopped), "greedy"
-        built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
-    graph = built.graph
-    if mode == "exhaustive":
-        found, weight, tried = brute_force(graph, limit)
-        search_cases: list[int] = []
-        candidates, operations, exact = tried, 0, True
-        chosen = found
-        total = plan_cost(graph, chosen) if chosen else 0.0
-        assert abs(total - weight) <= 1e-6 * max(1.0, abs(weight))
-    else:
-        search = path_search(graph)
-        chosen, total = search.chosen, search.cost
-        search_cases, candidates = search.cases, search.candidates
-        operations, exact = search.operations, search.exact
+    with _collector_paused():  # (the edges are kept: no garbage to find)
+        try:
+            built = build_graph(
+                template,
+                rates,
+                model,
+                mode=mode,
+                merge=merge,
+                local=local,
+                node_prune=node_prune,
+                limit=budget,
+            )
+        except OverBudget as stopped:
+            over, mode = str(stopped), "greedy"
+            built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
+        graph = built.graph
+        if mode == "exhaustive":
+            found, weight, tried = brute_force(graph, limit)
+            search_cases: list[int] = []
+            candidates, operations, exact = tried, 0, True
+            chosen = found
+            total = plan_cost(graph, chosen) if chosen else 0.0
+            assert abs(total - weight) <= 1e-6 * max(1.0, abs(weight))
+        else:
+            search = path_search(graph)
+            chosen, total = search.chosen, search.cost
+            search_cases, candidates = search.cases, search.candidates
+            operations, exact = search.operations, search.exact
     return GloriaPlan(
         template=template,
         graph=graph,

@@ -78,7 +78,7 @@ def plan_text(qsets: Sequence[QSet]) -> str:
     return ",".join(s.text() for s in qsets)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     """A node of the graph: a candidate plan of pool ``pool`` (``kind`` "plan"), or a
     start or end node. ``own`` is its own weight (a Kleene cycle's, Eq. 24)."""
@@ -102,7 +102,7 @@ class Node:
         return plan_text(self.qsets) if self.kind == "plan" else self.kind
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Edge:
     source: Node
     target: Node
@@ -173,6 +173,15 @@ class Graph:
             self.incoming.setdefault(target.index, []).append(edge)
         return edge
 
+    def join(self, sources: Iterable[Node], target: Node, weights: Iterable[float]) -> None:
+        """An edge from each of ``sources`` to ``target`` with its weight, none of them in
+        the graph yet (:meth:`add_edge` without the look-up, for many edges at once)."""
+        into = self.incoming.setdefault(target.index, [])
+        edges = self.edges
+        for source, weight in zip(sources, weights, strict=True):
+            edge = edges[(source.index, target.index)] = Edge(source, target, weight)
+            into.append(edge)
+
     def weight(self, source: Node, target: Node) -> float:
         edge = self.edges.get((source.index, target.index))
         if edge is not None:
@@ -220,8 +229,9 @@ def distance_from_starts(graph: Graph, node: Node) -> None:
         node.d_s = 0.0
         return
     best: dict[int, Edge] = {}
-    for edge in graph.incoming.get(node.index, ()):
-        graph.operations += 1
+    incoming = graph.incoming.get(node.index, ())
+    graph.operations += len(incoming)
+    for edge in incoming:
         if edge.pruned or edge.source.pruned is not None:
             continue
         p = edge.source.pool
@@ -449,7 +459,9 @@ def build_graph(
     together (a count, so every process that plans the same workload stops at the same
     place). A pool is built from every combination of what its predecessors' live nodes
     bring it, and where pools with many live nodes meet (below branch points, where
-    ``safe`` prunes no nodes) those multiply."""
+    ``safe`` prunes no nodes) those multiply. Every edge made counts as weighed, also
+    where edges that read the same of their ends share one weighing (the kinds of
+    :func:`_arrival_classes`)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
     if merge not in MERGES:
@@ -518,13 +530,19 @@ def build_graph(
         parents = [graph.pools[pool_of[p]].alive() for p in pool.preds]
         # predecessors' nodes that bring this pool the same Q-sets (cut to its queries)
         # give it the same candidates: one combination per class, edges from every member
-        classes = [_arrival_classes(pool, nodes) for nodes in parents]
-        for members in itertools.product(*classes):
+        arrivals = [_arrival_classes(pool, nodes) for nodes in parents]
+        classes = [[same for _, same, _, _ in c] for c in arrivals]
+        common = [pool.queries & template.pools[p].queries for p in pool.preds]
+        # per class, its kinds' edge weights into a node, by what they read of the node
+        weighed_in: dict[tuple[int, int, tuple[object, ...]], list[float]] = {}
+        reads: dict[tuple[int, int], tuple[object, ...]] = {}  # (node, predecessor)
+        joined: set[tuple[int, int, int]] = set()  # (node, predecessor, class)
+        for picked in itertools.product(*(range(len(c)) for c in classes)):
             work += 1
             if limit is not None and work > limit:
                 raise OverBudget(pool.name())
-            combo = [same[0] for same in members]
-            for how, qsets in _candidates(pool, combo, r, mode, merge, local):
+            brought = [s for i, c in enumerate(picked) for s in arrivals[i][c][0]]
+            for how, qsets in _candidates(pool, brought, r, mode, merge, local):
                 node = found.get(qsets)
                 if node is None:
                     own = 0.0
@@ -536,11 +554,22 @@ def build_graph(
                     built += 1
                     if pool.starts:
                         graph.add_edge(starts[pool.source], node, weigh(starts[pool.source], node))
-                for same in members:
-                    for parent in same:
-                        if (parent.index, node.index) not in graph.edges:
-                            graph.add_edge(parent, node, weigh(parent, node))
-                            work += 1
+                for i, c in enumerate(picked):
+                    # a class joins a node once, all its members at once: no edge twice
+                    if (node.index, i, c) in joined:
+                        continue
+                    joined.add((node.index, i, c))
+                    _, same, kind, firsts = arrivals[i][c]
+                    side = reads.get((node.index, i))
+                    if side is None:
+                        side = reads[(node.index, i)] = _side(node, common[i])
+                    one = weighed_in.get((i, c, side))
+                    if one is None:
+                        one = weighed_in[(i, c, side)] = [weigh(x, node) for x in firsts]
+                    graph.join(
+                        same, node, [one[k] for k in kind] if len(one) > 1 else one * len(same)
+                    )
+                    work += len(same)
             if mode == "greedy":
                 break  # (one node per pool: one combination)
         for node in gpool.nodes:
@@ -566,19 +595,56 @@ def build_graph(
     return Built(graph, template, pool_of, mode, built)
 
 
-def _arrival_classes(pool: Pool, nodes: Sequence[Node]) -> list[list[Node]]:
+def _arrival_classes(
+    pool: Pool, nodes: Sequence[Node]
+) -> list[tuple[tuple[QSet, ...], list[Node], list[int], list[Node]]]:
     """A predecessor's nodes grouped by what they bring the pool: their Q-sets cut to the
-    pool's queries, in order, with their labels (what :func:`_candidates` reads of a
-    node). Classes in the order of their first node, nodes in theirs."""
+    pool's queries, in order, with their labels (what :func:`_candidates` reads).
+    Classes in the order of their first node, each with those Q-sets and its nodes in
+    their order.
+
+    Each class also by what an edge into the pool weighs of its nodes (:func:`edge_weight`
+    reads of its source only the Q-sets that meet the pool's queries, whole): per node
+    the number of its kind, and the first node of each kind. The members of a class
+    differ only outside the pool, or in how many queries their Q-sets hold, so one edge
+    per kind is weighed where a class of thousands of nodes joins a node."""
     classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], list[Node]] = {}
+    sides: dict[int, tuple[object, ...]] = {}
+    cuts: dict[tuple[str, ...], tuple[str, ...]] = {}  # (nodes share Q-sets' queries)
     for node in nodes:
-        key = tuple(
-            (mine, s.label)
-            for s in node.qsets
-            if (mine := tuple(q for q in s.queries if q in pool.queries))
-        )
-        classes.setdefault(key, []).append(node)
-    return list(classes.values())
+        key = []
+        side: list[object] = []
+        for s in node.qsets:
+            if pool.queries.isdisjoint(s.queries):
+                continue
+            mine = cuts.get(s.queries)
+            if mine is None:
+                mine = cuts[s.queries] = tuple(q for q in s.queries if q in pool.queries)
+            key.append((mine, s.label))
+            side += (s.queries, s.label)
+        classes.setdefault(tuple(key), []).append(node)
+        sides[node.index] = tuple(side)
+    out = []
+    for cut, same in classes.items():
+        kinds: dict[tuple[object, ...], int] = {}
+        kind: list[int] = []
+        firsts: list[Node] = []
+        for node in same:
+            k = kinds.setdefault(sides[node.index], len(kinds))
+            if k == len(firsts):
+                firsts.append(node)
+            kind.append(k)
+        out.append((tuple(QSet(mine, label) for mine, label in cut), same, kind, firsts))
+    return out
+
+
+def _side(node: Node, queries: frozenset[str]) -> tuple[object, ...]:
+    """The node's Q-sets that meet ``queries``, whole, as their queries and labels."""
+    side: list[object] = []
+    for s in node.qsets:
+        if not queries.isdisjoint(s.queries):
+            side += (s.queries, s.label)
+    return tuple(side)
 
 
 def _branches(pool: Pool) -> bool:
@@ -616,12 +682,14 @@ def _keep_one(pool: GraphPool, combo_shared: int) -> None:
 
 def _candidates(
     pool: Pool,
-    combo: Sequence[Node],
+    brought: Sequence[QSet],
     rates: Rates,
     mode: str,
     merge: str,
     local: str,
 ) -> Iterator[tuple[str, tuple[QSet, ...]]]:
+    """The pool's candidate plans from the Q-sets one combination of its predecessors'
+    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`)."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
@@ -629,15 +697,8 @@ def _candidates(
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
         return
-    items: list[QSet] = []
-    arriving: dict[str, QSet] = {}
-    for node in combo:
-        for s in node.qsets:
-            mine = [q for q in s.queries if q in pool.queries]
-            if mine:
-                part = QSet(tuple(mine), s.label)
-                items.append(part)
-                arriving.update((q, part) for q in mine)
+    items = list(brought)
+    arriving = {q: part for part in brought for q in part.queries}
     items += [qset([q], None) for q in sorted(pool.starts)]
     if mode == "exhaustive" or merge == "subsets":
         yield from full_space(pool, arriving)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from trendagg.optimizer.gloria_graph import INF, Edge, Graph, Node, distance_from_starts
@@ -93,11 +93,6 @@ def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], i
     alive = {p: graph.pools[p].alive() for p in part}
     fixed = {p: nodes[0] for p, nodes in alive.items() if len(nodes) == 1}
     free = [p for p in part if p not in fixed]
-    links: dict[int, list[Edge]] = {}
-    for e in graph.edges.values():
-        if e.source.pruned is None and e.target.pruned is None:
-            links.setdefault(e.source.index, []).append(e)
-            links.setdefault(e.target.index, []).append(e)
     cut = _cut(graph, free)
     rest = [p for p in free if p not in cut]
     combinations = 1
@@ -105,16 +100,17 @@ def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], i
         combinations *= len(alive[p])
     if combinations > CUT_LIMIT:
         chosen = dict(fixed)
-        roots = _tree_search(graph, free, chosen, links)
+        roots = _tree_search(graph, _Forest(graph, free), chosen)
         _improve(graph, chosen, free)
         return chosen, roots, False
     best: dict[int, Node] = {}
     best_cost = INF
     roots = 0
+    forest = _Forest(graph, rest)  # (the same trees for every combination)
     for combo in itertools.product(*(alive[p] for p in cut)):
         chosen = dict(fixed)
         chosen.update(zip(cut, combo, strict=True))
-        roots += _tree_search(graph, rest, chosen, links)
+        roots += _tree_search(graph, forest, chosen)
         for p in part:  # (a pool no edge reaches: its lightest node)
             if p not in chosen:
                 chosen[p] = min(alive[p], key=lambda n: _local(graph, n, chosen))
@@ -148,50 +144,157 @@ def _cut(graph: Graph, pools: Sequence[int]) -> list[int]:
         inside.discard(pick)
 
 
-def _tree_search(
-    graph: Graph, pools: Sequence[int], chosen: dict[int, Node], links: Mapping[int, list[Edge]]
-) -> int:
-    """The rooted DP over each connected group of ``pools`` (a forest, given the nodes
-    already ``chosen`` around it), adding its choices to ``chosen``; returns the root
-    nodes weighed. A pool reached twice (not a forest) keeps its first way."""
-    inside = set(pools)
-    seen: set[int] = set()
+_Pointers = dict[int, dict[int, Node]]  # node index -> pool -> node (GETPATHS' pointers)
+_Key = tuple[Node | None, ...]  # the nodes chosen in some pools (None: none yet)
+
+
+class _Forest:
+    """What the rooted DP over ``pools`` (:func:`_tree_search`) reads that no choice of
+    the nodes around them changes, so that :func:`forest_search` works it out once for
+    every combination of the cut pools' nodes, not once per combination.
+
+    ``groups``: the connected groups of ``pools``, each in breadth-first order from its
+    root (its first pool), with ``parent`` (a pool reached twice keeps its first way);
+    ``ways``: per surviving node, its edges to the nodes of its pool's child pools, in
+    the order of the graph's edges (of two ways on as light, the first wins);
+    ``touched``: per group, its nodes' edges to surviving nodes, the operations the DP
+    counts (one per edge of a node, as when it looked at each).
+
+    A node's value is its own part (:func:`_local`: its weight and its edges to the
+    chosen nodes of the pools ``around`` it outside ``pools``) plus its children's part
+    (per child pool its lightest way on), which reads only the chosen nodes next to the
+    subtrees below it (``under``). Each part is worked out once per choice of what it
+    reads (``own``, ``down``, and ``known`` for their sum): a combination that changes a
+    cut pool's node redoes only the pools whose subtree touches that pool, and of them
+    the ways on only above it."""
+
+    def __init__(self, graph: Graph, pools: Sequence[int]) -> None:
+        inside = set(pools)
+        self.alive = {p: graph.pools[p].alive() for p in pools}
+        self.groups: list[list[int]] = []
+        self.parent: dict[int, int | None] = {}
+        for start in pools:
+            if start in self.parent:
+                continue
+            self.parent[start] = None
+            order = [start]
+            for p in order:
+                for q in graph.pools[p].preds + graph.pools[p].succs:
+                    if q in inside and q not in self.parent:
+                        self.parent[q] = p
+                        order.append(q)
+            self.groups.append(order)
+        self.children = {p: 0 for p in pools}
+        for above in self.parent.values():
+            if above is not None:
+                self.children[above] += 1
+        self.ways: dict[int, list[Edge]] = {}
+        downward = {(p, q) for q, p in self.parent.items() if p is not None}
+        links = [0] * len(graph.pools)  # per pool: its surviving nodes' edges to such nodes
+        for e in graph.edges.values():
+            a, b = e.source, e.target
+            if a.pruned is None and b.pruned is None:
+                links[a.pool] += 1
+                links[b.pool] += 1
+                if (a.pool, b.pool) in downward:
+                    self.ways.setdefault(a.index, []).append(e)
+                elif (b.pool, a.pool) in downward:
+                    self.ways.setdefault(b.index, []).append(e)
+        self.touched = [sum(links[p] for p in order) for order in self.groups]
+        self.around: dict[int, tuple[int, ...]] = {}
+        self.under: dict[int, tuple[int, ...]] = {}
+        near: dict[int, set[int]] = {p: set() for p in pools}  # next to the subtree
+        for order in self.groups:
+            for p in reversed(order):
+                pool = graph.pools[p]
+                self.around[p] = tuple(
+                    sorted({q for q in pool.preds + pool.succs if q not in inside})
+                )
+                self.under[p] = tuple(sorted(near[p]))
+                near[p].update(self.around[p])
+                above = self.parent[p]
+                if above is not None:
+                    near[above] |= near[p]
+        self.own: dict[int, dict[_Key, dict[int, float]]] = {p: {} for p in pools}
+        self.down: dict[int, dict[_Key, tuple[dict[int, float | None], _Pointers]]]
+        self.down = {p: {} for p in pools}
+        self.known: dict[int, dict[tuple[_Key, _Key], tuple[dict[int, float], _Pointers]]]
+        self.known = {p: {} for p in pools}
+
+
+def _tree_search(graph: Graph, forest: _Forest, chosen: dict[int, Node]) -> int:
+    """The rooted DP over each connected group of the ``forest``'s pools (a forest,
+    given the nodes already ``chosen`` around it), adding its choices to ``chosen``;
+    returns the root nodes weighed. A pool reached twice (not a forest) keeps its first
+    way. What the ``forest`` already knows for these chosen nodes is not worked out
+    again; the operations count every edge as if it were."""
     roots = 0
-    for start in pools:
-        if start in seen:
-            continue
-        parent: dict[int, int | None] = {start: None}
-        order = [start]
-        seen.add(start)
-        for p in order:
-            for q in graph.pools[p].preds + graph.pools[p].succs:
-                if q in inside and q not in parent:
-                    parent[q] = p
-                    seen.add(q)
-                    order.append(q)
-        value: dict[int, float] = {}
-        down: dict[int, dict[int, Node]] = {}
+    for order, touched in zip(forest.groups, forest.touched, strict=True):
+        graph.operations += touched
+        values: dict[int, dict[int, float]] = {}
+        pointers: dict[int, _Pointers] = {}
         for p in reversed(order):
-            children = sum(1 for q in parent if parent[q] == p)
-            for x in graph.pools[p].alive():
-                best: dict[int, tuple[float, Node]] = {}
-                for e in links.get(x.index, ()):
-                    graph.operations += 1
-                    y = e.target if e.source is x else e.source
-                    if y.pool == p or parent.get(y.pool) != p or y.index not in value:
-                        continue
-                    v = e.weight + value[y.index]
-                    if y.pool not in best or v < best[y.pool][0]:
-                        best[y.pool] = (v, y)
-                value[x.index] = _local(graph, x, chosen)
-                value[x.index] += sum(v for v, _ in best.values())
-                if len(best) < children:
-                    value[x.index] = INF
-                down[x.index] = {q: y for q, (_, y) in best.items()}
-        top = min(graph.pools[start].alive(), key=lambda n: value[n.index])
-        roots += len(graph.pools[start].alive())
-        chosen.update(closure(graph, top, order, down))
+            own = tuple(chosen.get(q) for q in forest.around[p])
+            under = tuple(chosen.get(q) for q in forest.under[p])
+            found = forest.known[p].get((own, under))
+            if found is None:
+                local = forest.own[p].get(own)
+                if local is None:
+                    local = forest.own[p][own] = {
+                        x.index: _local(graph, x, chosen) for x in forest.alive[p]
+                    }
+                ways = forest.down[p].get(under)
+                if ways is None:
+                    ways = forest.down[p][under] = _ways_on(forest, p, values)
+                sums, down = ways
+                value: dict[int, float] = {}
+                for x in forest.alive[p]:
+                    more = sums[x.index]
+                    value[x.index] = INF if more is None else local[x.index] + more
+                found = forest.known[p][(own, under)] = (value, down)
+            values[p], pointers[p] = found
+        top = min(forest.alive[order[0]], key=lambda n: values[order[0]][n.index])
+        roots += len(forest.alive[order[0]])
+        chosen.update(closure(graph, top, order, _PoolPointers(graph, pointers)))
     return roots
+
+
+def _ways_on(
+    forest: _Forest, p: int, values: Mapping[int, Mapping[int, float]]
+) -> tuple[dict[int, float | None], _Pointers]:
+    """Per node of pool ``p``, the children's part of its value (per child pool the
+    lightest way on, summed; None when a child pool has no way on) and its pointers."""
+    sums: dict[int, float | None] = {}
+    down: _Pointers = {}
+    for x in forest.alive[p]:
+        best: dict[int, tuple[float, Node]] = {}
+        for e in forest.ways.get(x.index, ()):
+            y = e.target if e.source is x else e.source
+            v = e.weight + values[y.pool][y.index]
+            if y.pool not in best or v < best[y.pool][0]:
+                best[y.pool] = (v, y)
+        complete = len(best) >= forest.children[p]
+        sums[x.index] = sum(v for v, _ in best.values()) if complete else None
+        down[x.index] = {q: y for q, (_, y) in best.items()}
+    return sums, down
+
+
+class _PoolPointers(Mapping[int, Mapping[int, Node]]):
+    """One combination's pointers (node index -> pool -> node), kept per pool as
+    :func:`_tree_search` found them, without copying them into one table."""
+
+    def __init__(self, graph: Graph, pools: Mapping[int, _Pointers]) -> None:
+        self.graph = graph
+        self.pools = pools
+
+    def __getitem__(self, index: int) -> Mapping[int, Node]:
+        return self.pools[self.graph.nodes[index].pool][index]
+
+    def __iter__(self) -> Iterator[int]:
+        return (index for down in self.pools.values() for index in down)
+
+    def __len__(self) -> int:
+        return sum(len(down) for down in self.pools.values())
 
 
 def _local(graph: Graph, x: Node, chosen: Mapping[int, Node]) -> float:
@@ -199,27 +302,36 @@ def _local(graph: Graph, x: Node, chosen: Mapping[int, Node]) -> float:
     missing edge weighs infinity: no path goes that way (two plans that no node
     generation joins need not even fit: a label reused that the query never had)."""
     pool = graph.pools[x.pool]
+    edges = graph.edges
+    w = x.own + sum(_weight(edges, chosen[q], x) for q in pool.preds if q in chosen)
+    return w + sum(_weight(edges, x, chosen[q]) for q in pool.succs if q in chosen)
 
-    def weight(a: Node, b: Node) -> float:
-        edge = graph.edges.get((a.index, b.index))
-        return INF if edge is None else edge.weight
 
-    w = x.own + sum(weight(chosen[q], x) for q in pool.preds if q in chosen)
-    return w + sum(weight(x, chosen[q]) for q in pool.succs if q in chosen)
+def _weight(edges: Mapping[tuple[int, int], Edge], a: Node, b: Node) -> float:
+    edge = edges.get((a.index, b.index))
+    return INF if edge is None else edge.weight
 
 
 def _improve(graph: Graph, chosen: dict[int, Node], pools: Sequence[int]) -> None:
     """Replace one pool's node at a time by the one that lowers the plan's cost most,
-    until none does."""
+    until none does. A pool whose node and neighbours' nodes are as when it last kept
+    its node keeps it again (its nodes' weights read nothing else)."""
+    kept: dict[int, tuple[Node | None, ...]] = {}
     changed = True
     while changed:
         changed = False
         for p in pools:
+            pool = graph.pools[p]
+            around = (chosen[p], *(chosen.get(q) for q in pool.preds + pool.succs))
+            if kept.get(p) == around:
+                continue
             now = _local(graph, chosen[p], chosen)
-            best = min(graph.pools[p].alive(), key=lambda x: _local(graph, x, chosen))
+            best = min(pool.alive(), key=lambda x: _local(graph, x, chosen))
             if _local(graph, best, chosen) < now - 1e-9 * max(1.0, abs(now)):
                 chosen[p] = best
                 changed = True
+            else:
+                kept[p] = around
 
 
 def plan_cost(graph: Graph, chosen: Mapping[int, Node]) -> float:

@@ -506,10 +506,14 @@ def pool_rates(pool: Pool, queries: Mapping[str, GloriaQuery], given: Mapping[An
     in its key); where they bind another type (a label) differently, the most frequent
     of their rules is used. Rates given per type name apply as they are."""
     out: dict[str, float] = {k: v for k, v in given.items() if isinstance(k, str)}
-    for t in out:
-        rules = {dict(queries[q].rules).get(t) for q in pool.queries} - {None}
+    bound: dict[str, set[Any]] = {}  # (only the types some query binds by a rule)
+    for q in pool.queries:
+        for t, rule in dict(queries[q].rules).items():
+            if rule is not None:
+                bound.setdefault(t, set()).add(rule)
+    for t, rules in bound.items():
         found = [given[(t, rule)] for rule in rules if (t, rule) in given]
-        if rules and len(found) == len(rules):
+        if t in out and len(found) == len(rules):
             out[t] = max(found)
     return out
 
