@@ -364,7 +364,8 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
             for i in range(M):
                 sc.rext[nrow, i] = vext[i]
                 sc.vxt[nrow, i] = vext[i]
-            if (snap or gp.xq_end[qi]) and ntouch:
+            ends = gp.xq_res_ptr[qi + 1] > gp.xq_res_ptr[qi]
+            if (snap or ends) and ntouch:
                 for c in range(nc):
                     r = gp.xc_ring[gp.xc_ptr[x] + c]
                     rqi = gp.xcq[gp.x_cqoff[x] + local * nc + c]
@@ -396,6 +397,21 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                 if not has and not _nonzero(sc.vadd[nrow], 0, L):
                     continue
             elif not has:
+                continue
+            if not snap and gp.xq_blk[qi] < 0:
+                # an END without a total: its values only add to results, which nothing
+                # reads before they are emitted, so at once and without a row
+                for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
+                    rq = gp.xq_res[j]
+                    _add_result(
+                        prog,
+                        st,
+                        rq,
+                        st.inst_ginst[inst, prog.q_gsel[rq]],
+                        k,
+                        sc.vadd[nrow],
+                        sc.vxt[nrow],
+                    )
                 continue
             sc.rk[nrow, 0] = x
             sc.rk[nrow, 1] = inst
@@ -485,9 +501,11 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
             xi = gp.r_xoff[r] + slot * nq + local
             if k > gst.sx[inst, xi]:
                 gst.sx[inst, xi] = k
-        if gp.xq_end[qi]:
-            gi = st.inst_ginst[inst, prog.q_gsel[q]]
-            _add_result(prog, st, q, gi, k, sc.vadd[n], sc.vxt[n])
+        for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
+            rq = gp.xq_res[j]  # (its query, and those of the contexts equal to it)
+            _add_result(
+                prog, st, rq, st.inst_ginst[inst, prog.q_gsel[rq]], k, sc.vadd[n], sc.vxt[n]
+            )
         b = gp.xq_blk[qi]
         if r < 0 and b >= 0:
             bs = _claim(prog, gp, gst, b, inst, k)

@@ -42,7 +42,7 @@ from trendagg.optimizer.contexts import Context
 
 Gloria = namedtuple(
     "Gloria",
-    "ty_ptr ty_x x_g x_f x_ring x_tot x_q_ptr xq_q xq_s xq_start xq_end xq_blk "
+    "ty_ptr ty_x x_g x_f x_ring x_tot x_q_ptr xq_q xq_s xq_start xq_res_ptr xq_res xq_blk "
     "xu_ptr xu_pair xr_ptr xr_blk xe_ptr xe_pair xe_rq xc_ptr xc_ring xc_pair xcq x_cqoff "
     "b_q b_A b_M b_NS b_toff b_eoff b_koff "
     "r_x r_q_ptr rq_q rq_aoff rq_eoff rq_koff r_aw r_ew r_kw r_aoff r_eoff r_koff r_xoff "
@@ -155,6 +155,7 @@ def lower_gloria(
         for r in sorted(holds.get(t, ())):
             pair_of[(t, r)] = len(pairs)
             pairs.append((t, r))
+    rep_of, block_rep = _equal_contexts(ctx_list, totals, block_of, holds, layouts, types_of)
     # the algebra: registers over event types
     areg: dict[tuple[object, ...], int] = {("count",): 0}
     amin: list[tuple[str, int]] = []
@@ -206,7 +207,7 @@ def lower_gloria(
         t_ = e_ = k_ = 0
         for b, (_, q) in enumerate(blocks):
             lay = layouts[q]
-            if lay.part != g:
+            if lay.part != g or block_rep[b] != b:  # (a block equal to another: none)
                 continue
             b_toff[b], b_eoff[b], b_koff[b] = t_, e_, k_
             t_ += lay.NS * lay.A
@@ -274,7 +275,12 @@ def lower_gloria(
     ty_lists: list[list[int]] = [[] for _ in range(n_types)]
     x_g, x_f, x_ring, x_tot = [], [], [], []
     xq: list[list[int]] = []
-    xq_q, xq_s, xq_start, xq_end, xq_blk = [], [], [], [], []
+    xq_q, xq_s, xq_start, xq_blk = [], [], [], []
+    xq_res: list[list[int]] = []
+    aliases: dict[int, list[int]] = {}
+    for xi, r in enumerate(rep_of):
+        if r != xi:
+            aliases.setdefault(r, []).append(xi)
     xr: list[list[int]] = []
     xe_pair_l: list[list[int]] = []
     xe_rq_l: list[list[int]] = []
@@ -284,7 +290,8 @@ def lower_gloria(
     x_cqoff: list[int] = []
     xu_l: list[list[int]] = []
     for xi, (e, x) in enumerate(ctx_list):
-        ty_lists[type_code[e]].append(xi)
+        if rep_of[xi] == xi:  # (one equal to another is computed there)
+            ty_lists[type_code[e]].append(xi)
         first = layouts[x.queries[0]]
         x_g.append(first.part)
         x_f.append(layouts[x.binder[0]].filters[x.binder[1]])
@@ -309,8 +316,12 @@ def lower_gloria(
             xq_q.append(lay.index)
             xq_s.append(lay.states[var])
             xq_start.append(1 if q in x.starts else 0)
-            xq_end.append(1 if q in x.ends else 0)
-            xq_blk.append(block_of[(t, q)] if t >= 0 else -1)
+            res = [lay.index] if q in x.ends else []
+            for other in aliases.get(xi, ()):  # the equal contexts' ENDs take the same values
+                _, y = ctx_list[other]
+                res += [layouts[name].index for name in y.ends]
+            xq_res.append(res)
+            xq_blk.append(block_rep[block_of[(t, q)]] if t >= 0 else -1)
             reads, epairs, erq = [], [], []
             for inc in x.incoming:
                 if q not in inc.queries:
@@ -318,7 +329,7 @@ def lower_gloria(
                 src = totals.get((inc.source, inc.qset))
                 if src is None:
                     continue
-                reads.append(block_of[(src, q)])
+                reads.append(block_rep[block_of[(src, q)]])
                 if inc.reuse:
                     continue
                 for r in sorted(holds.get(src, ())):
@@ -334,6 +345,7 @@ def lower_gloria(
     x_q_ptr, _ = _csr(xq)
     xu_ptr, xu_pair = _csr(xu_l)
     xr_ptr, xr_blk = _csr(xr)
+    xq_res_ptr, xq_res_flat = _csr(xq_res)
     xe_ptr, xe_pair = _csr(xe_pair_l)
     _, xe_rq = _csr(xe_rq_l)
     xc_ptr, xc_ring = _csr(xc_ring_l)
@@ -363,7 +375,8 @@ def lower_gloria(
         xq_q=_i64(xq_q),
         xq_s=_i64(xq_s),
         xq_start=_i64(xq_start),
-        xq_end=_i64(xq_end),
+        xq_res_ptr=xq_res_ptr,
+        xq_res=xq_res_flat,
         xq_blk=_i64(xq_blk),
         xu_ptr=xu_ptr,
         xu_pair=xu_pair,
@@ -423,6 +436,101 @@ def lower_gloria(
         m_q=_i64(sorted(lay.index for lay in layouts.values())),
     )
     return GloriaLowered(program, widths, len(rings), len(pairs), len(ctx_list))
+
+
+def _equal_contexts(
+    ctx_list: list[tuple[str, Context]],
+    totals: dict[tuple[str, object], int],
+    block_of: dict[tuple[int, str], int],
+    holds: dict[int, set[int]],
+    layouts: dict[str, QueryLayout],
+    types_of: dict[str, dict[str, str]],
+) -> tuple[list[int], list[int]]:
+    """Contexts whose values are equal by construction, computed once (as the kernel's
+    classes of states are, HAMLET's prefix sharing): per context the one that computes
+    it (itself, or the first of its class that keeps a total), and per block the block
+    that holds its values.
+
+    Two contexts are equal when each is one query's non-shared Q-set (no label, no
+    snapshot) whose trends arrive as values only (no total it reads holds
+    coefficients), and they bind the same type with the same filter, in the same
+    window spec and partitioning, with the same registers and own contributions, both
+    start a trend there or neither, and read totals of equal contexts (their own:
+    a self-loop), recursively; a context on a cycle through other types is alone."""
+    maker: dict[int, int] = {}  # block -> the context that adds to it
+    for xi, (e, x) in enumerate(ctx_list):
+        if x.totalled:
+            t = totals[(e, x.key)]
+            for q in x.queries:
+                maker[block_of[(t, q)]] = xi
+    cls = [-1] * len(ctx_list)
+    index: dict[tuple[object, ...], int] = {}
+
+    def visit(xi: int, path: frozenset[int]) -> int:
+        if cls[xi] >= 0:
+            return cls[xi]
+        e, x = ctx_list[xi]
+        key: tuple[object, ...] = ("alone", xi)
+        if not x.snapshot and x.label is None and len(x.queries) == 1:
+            q = x.queries[0]
+            lay = layouts[q]
+            var = next(v for v, ty in types_of[q].items() if ty == e and v in lay.states)
+            own = totals.get((e, x.key)) if x.totalled else None
+            reads: list[object] = []
+            for inc in x.incoming:
+                src = totals.get((inc.source, inc.qset))
+                if src is None:
+                    continue
+                if holds.get(src):  # coefficients evaluated here: alone
+                    reads = ["alone"]
+                    break
+                m = maker.get(block_of[(src, q)])
+                if src == own:
+                    reads.append(-1)  # (its self-loop)
+                elif m is None or m in path or m == xi:
+                    reads = ["alone"]
+                    break
+                else:
+                    reads.append(visit(m, path | {xi}))
+            if "alone" not in reads and cls[xi] < 0:
+                key = (
+                    e,
+                    lay.filters[var],
+                    lay.spec,
+                    lay.part,
+                    lay.A,
+                    lay.M,
+                    lay.nmin,
+                    lay.NS,
+                    q in x.starts,
+                    tuple(lay.cnt[var]),
+                    tuple(lay.sums[var]),
+                    tuple(lay.exts[var]),
+                    tuple(sorted(int(r) for r in reads)),  # type: ignore[call-overload]
+                )
+        if cls[xi] >= 0:  # (settled while its reads were visited)
+            return cls[xi]
+        c = index.setdefault(key, len(index))
+        cls[xi] = c
+        return c
+
+    for xi in range(len(ctx_list)):
+        visit(xi, frozenset())
+    first: dict[int, int] = {}
+    for xi, (_, x) in enumerate(ctx_list):  # a class's first context with a total
+        if x.totalled:
+            first.setdefault(cls[xi], xi)
+    for xi in range(len(ctx_list)):
+        first.setdefault(cls[xi], xi)
+    rep_of = [first[cls[xi]] for xi in range(len(ctx_list))]
+    block_rep = list(range(len(block_of)))
+    for xi, (e, x) in enumerate(ctx_list):
+        r = rep_of[xi]
+        if r != xi and x.totalled:
+            re, rx = ctx_list[r]
+            mine = block_of[(totals[(e, x.key)], x.queries[0])]
+            block_rep[mine] = block_of[(totals[(re, rx.key)], rx.queries[0])]
+    return rep_of, block_rep
 
 
 def _ring_query(ids: list[int], rq_q: list[int], q: int) -> int:
