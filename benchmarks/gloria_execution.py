@@ -25,16 +25,18 @@ sections 5 and 8.4), on what runs here:
 Strategies, each configuration in a fresh process, rows checked equal across them:
 
 - ``gloria``: GLORIA's plan (rates estimated from the stream, per signature), run by
-  the Python reference executor (the compiled kernel runs no GLORIA plan yet); the
-  queries outside a shared Q-set follow the hamlet plan;
+  the compiled kernel's snapshots (``trendagg.kernels._gloria``); the queries outside a
+  shared Q-set follow the hamlet plan;
 - ``gloria-greedy``: the Greedy baseline's plan (one node per pool; section 8.1), same
   executor;
+- ``gloria-python``: GLORIA's plan on the Python reference executor;
 - ``greta``, ``hamlet``: the Python engines;
 - ``greta-compiled``, ``hamlet-compiled``: the compiled kernel, for reference.
 
 Plans are made (their time: a column of its own) and the compiled kernel loaded from
 numba's cache (a run over the stream's first 200 events) before the clock starts. The Python
-engines are slow: the streams are small (a few seconds a run); the ratios are the point.
+engines are slow: their streams are small (a few seconds a run); the compiled engines
+also run 1,000,000 rideshare events and Fig. 19's streams at ten times the size.
 
     .venv/bin/python benchmarks/gloria_execution.py            # full run (~12 min here)
     .venv/bin/python benchmarks/gloria_execution.py --quick    # smoke run
@@ -61,8 +63,24 @@ DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE))
 from hamlet_rideshare import fresh_runs, machine, plot, run_sweeps, write_rows  # noqa: E402
 
-STRATEGIES = ["gloria", "gloria-greedy", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
-BURST_STRATEGIES = ["gloria", "greta", "hamlet", "greta-compiled", "hamlet-compiled"]
+STRATEGIES = [
+    "gloria",
+    "gloria-greedy",
+    "gloria-python",
+    "greta",
+    "hamlet",
+    "greta-compiled",
+    "hamlet-compiled",
+]
+BURST_STRATEGIES = [
+    "gloria",
+    "gloria-python",
+    "greta",
+    "hamlet",
+    "greta-compiled",
+    "hamlet-compiled",
+]
+COMPILED = ["gloria", "gloria-greedy", "greta-compiled", "hamlet-compiled"]
 TIMEOUT = 300.0  # s, a process (planning included)
 SP500 = "sp500_5yr_daily.csv.gz"
 TAXI = "debs2015_taxi_10k.csv.gz"
@@ -188,7 +206,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
     events = from_records(records).events
     strategy = str(config["strategy"])
     compiled = strategy.endswith("-compiled")
-    name = strategy.removesuffix("-compiled").removesuffix("-greedy")
+    name = strategy.removesuffix("-compiled").removesuffix("-greedy").removesuffix("-python")
     plan = None
     planning = 0.0
     qsets = labelled = 0
@@ -200,7 +218,8 @@ def child(config: dict[str, object]) -> dict[str, object]:
         eligible = [p for p in plans if gloria_blocker(p) is None]
         mode = "greedy" if strategy == "gloria-greedy" else "gloria"
         chosen = optimize([gloria_query(p) for p in eligible], rates, mode=mode, budget=None)
-        plan = sharing_plan(plans, "gloria", compiled=False, qsets=shared_qsets(eligible, chosen))
+        kernel = strategy != "gloria-python"
+        plan = sharing_plan(plans, "gloria", compiled=kernel, qsets=shared_qsets(eligible, chosen))
         planning = time.perf_counter() - clock
         qsets = len({(s.queries, s.label) for s in plan.qsets})
         labelled = len({(s.queries, s.label) for s in plan.qsets if s.label is not None})
@@ -212,7 +231,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
     rows = run_strategy(plans, events, name, stats=stats, compiled=compiled, plan=plan)
     seconds = time.perf_counter() - started
     on_gloria = len({q for s in plan.qsets for q in s.queries}) if plan is not None else 0
-    counters = stats.get("gloria", {})
+    counters = stats.get("gloria") or stats.get("snapshot_kernel", {})
     out: dict[str, object] = {
         "seconds": seconds,
         "plan_s": planning,
@@ -270,38 +289,54 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
         ]
         title = f"Fig. 19, bursty rideshare, {kind} workload (36 queries), {n:,} events"
         out.append((title, "legs", configs))
+    big = 40_000 if quick else 1_000_000
+    configs = [
+        {"data": "rideshare", "events": big, "k": k, "strategy": s} for k in ks for s in COMPILED
+    ]
+    out.append((f"{titles['rideshare']}, the compiled engines, {big:,} events", "k", configs))
+    for kind in ("simple", "complex"):
+        configs = [
+            {"data": "burst", "kind": kind, "events": 10 * n, "k": 36, "legs": b, "strategy": s}
+            for b in legs
+            for s in ("gloria", "greta-compiled", "hamlet-compiled")
+        ]
+        title = f"Fig. 19, {kind} workload (36 queries), the compiled engines, {10 * n:,} events"
+        out.append((title, "legs", configs))
     return out
 
 
 def table(rows: list[dict[str, object]], vary: str) -> list[str]:
     head = "queries" if vary == "k" else "max burst (legs)"
     lines = [
-        f"| {head} | strategy | events/s | vs greta | vs hamlet | seconds | planning s "
+        f"| {head} | strategy | events/s | vs greta | vs hamlet | vs compiled greta "
+        "| vs compiled hamlet | seconds | planning s "
         "| on GLORIA (Q-sets, shared) | shared props | non-shared props | evaluations "
         "| snapshots |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ref = {(r[vary], r["strategy"]): r.get("events_per_s") for r in rows if r["status"] == "ok"}
     for r in rows:
         if r["status"] != "ok":
-            lines.append(f"| {r[vary]} | {r['strategy']} | {r['status']} | | | | | | | | | |")
+            lines.append(f"| {r[vary]} | {r['strategy']} | {r['status']} | | | | | | | | | | | |")
             continue
         eps = float(r["events_per_s"])  # type: ignore[arg-type]
-        greta, hamlet = ref.get((r[vary], "greta")), ref.get((r[vary], "hamlet"))
-        vs_greta = f"{eps / float(greta):.2f}x" if greta else ""  # type: ignore[arg-type]
-        vs_hamlet = f"{eps / float(hamlet):.2f}x" if hamlet else ""  # type: ignore[arg-type]
+        vs = []
+        for against in ("greta", "hamlet", "greta-compiled", "hamlet-compiled"):
+            base = ref.get((r[vary], against))
+            vs.append(f"{eps / float(base):.2f}x" if base else "")  # type: ignore[arg-type]
         glo = str(r["strategy"]).startswith("gloria")
         counters = ""
         if glo:
             counters = (
                 f"{r['on_gloria']} ({r['qsets']}, {r['shared_qsets']}) | "
-                f"{int(r['shared_propagations']):,} | {int(r['nonshared_propagations']):,} | "  # type: ignore[call-overload]
+                f"{int(r['shared_propagations']):,} | "  # type: ignore[call-overload]
+                f"{int(r['nonshared_propagations']) if r['strategy'] == 'gloria-python' else ''} | "  # type: ignore[call-overload]
                 f"{int(r['evaluations']):,} | {int(r['snapshots']):,}"  # type: ignore[call-overload]
             )
         else:
             counters = " | | | | "
         lines.append(
-            f"| {r[vary]} | {r['strategy']} | {eps:,.0f} | {vs_greta} | {vs_hamlet} | "
+            f"| {r[vary]} | {r['strategy']} | {eps:,.0f} | {' | '.join(vs)} | "
             f"{float(r['seconds']):.2f} | {float(r['plan_s']):.2f} | {counters} |"  # type: ignore[arg-type]
         )
     return lines
@@ -328,7 +363,7 @@ def main() -> None:
         shown=("data", "kind"),
     )
     write_rows(everything, RESULTS / "gloria_execution.csv")
-    styles = dict(zip(STRATEGIES, ["o-", "o--", "^-", "s-", "v-.", "d-."], strict=True))
+    styles = dict(zip(STRATEGIES, ["o-", "o--", "o:", "^-", "s-", "v-.", "d-."], strict=True))
     plot(plotted, RESULTS / "gloria_execution.png", styles)
     head = [
         "# GLORIA: its plan and the Greedy plan against GRETA and HAMLET",
