@@ -38,10 +38,12 @@ numba's cache (a run over the stream's first 200 events) before the clock starts
 engines are slow: their streams are small (a few seconds a run); the compiled engines
 also run 1,000,000 rideshare events and Fig. 19's streams at ten times the size.
 
-    .venv/bin/python benchmarks/gloria_execution.py            # full run (~12 min here)
+    .venv/bin/python benchmarks/gloria_execution.py            # full run
     .venv/bin/python benchmarks/gloria_execution.py --quick    # smoke run
+    .venv/bin/python benchmarks/gloria_execution.py --part compiled   # the 1M / 120k sweeps
 
-Writes benchmarks/results/gloria_execution.{md,csv,png}. The data files are read from
+Writes benchmarks/results/gloria_execution.{md,csv,png} (``--part compiled``:
+gloria_execution_compiled.{md,csv,png}). The data files are read from
 ``../shared/data`` (or ``$TRENDAGG_DATA``); a data set whose file is missing is skipped,
 with a message.
 """
@@ -256,19 +258,22 @@ def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
     return fresh_runs(__file__, config, repeats, timeout=TIMEOUT)
 
 
-def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
-    """(title, varied key, configurations) of every table."""
+def experiments(quick: bool, part: str = "all") -> list[tuple[str, str, list[dict[str, object]]]]:
+    """(title, varied key, configurations) of every table (``part``: all, or only those
+    of the compiled engines over the large streams)."""
     ks = [12, 24] if quick else [12, 24, 60, 120]
     sizes = {"rideshare": 6_000, "sp500": 2_000, "taxi": 3_000}
     if quick:
         sizes = {d: n // 4 for d, n in sizes.items()}
-    out = []
+    out: list[tuple[str, str, list[dict[str, object]]]] = []
     titles = {
         "rideshare": "mixed workload (6:1), rideshare generator",
         "sp500": "mixed workload (6:1), S&P 500 daily prices (20 companies as types)",
         "taxi": "mixed workload (6:1), DEBS 2015 taxi trips (pick-up zones as types)",
     }
     for data, n in sizes.items():
+        if part == "compiled":
+            break
         if (
             data != "rideshare"
             and not (data_dir() / (SP500 if data == "sp500" else TAXI)).is_file()
@@ -281,7 +286,7 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
         out.append((f"{titles[data]}, {n:,} events", "k", configs))
     legs = [8, 32] if quick else [8, 32, 64]
     n = 1_000 if quick else 12_000
-    for kind in ("simple", "complex"):
+    for kind in ("simple", "complex") if part == "all" else ():
         configs = [
             {"data": "burst", "kind": kind, "events": n, "k": 36, "legs": b, "strategy": s}
             for b in legs
@@ -349,6 +354,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--part", choices=("all", "compiled"), default="all")
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(json.loads(args.child))))
@@ -357,14 +363,15 @@ def main() -> None:
     started = time.time()
     repeats = 1 if args.quick else args.repeats
     sections, plotted, everything = run_sweeps(
-        experiments(args.quick),
+        experiments(args.quick, args.part),
         lambda config: measure(config, repeats),
         table,
         shown=("data", "kind"),
     )
-    write_rows(everything, RESULTS / "gloria_execution.csv")
+    name = "gloria_execution" if args.part == "all" else "gloria_execution_compiled"
+    write_rows(everything, RESULTS / f"{name}.csv")
     styles = dict(zip(STRATEGIES, ["o-", "o--", "o:", "^-", "s-", "v-.", "d-."], strict=True))
-    plot(plotted, RESULTS / "gloria_execution.png", styles)
+    plot(plotted, RESULTS / f"{name}.png", styles)
     head = [
         "# GLORIA: its plan and the Greedy plan against GRETA and HAMLET",
         "",
@@ -373,18 +380,18 @@ def main() -> None:
         f"{repeats} fresh processes; rows equal across strategies (checked). Engine time "
         "only: the events are made and read, the GLORIA plans made (rates estimated "
         "from the stream; their own column), and the kernel loaded from numba's cache (a "
-        "run over the first 200 events) before the clock starts. gloria, "
-        "gloria-greedy, greta and hamlet are the Python engines (GLORIA's plans on the "
-        "reference executor; the kernel runs none yet); the -compiled rows are the "
-        "kernel's, for reference. `vs greta`, `vs hamlet`: against the Python engines. On "
-        "GLORIA: the queries GLORIA's executor runs (the others follow the hamlet plan), "
+        "run over the first 200 events) before the clock starts. gloria and gloria-greedy "
+        "run GLORIA's plans on the compiled kernel's snapshots, gloria-python on the "
+        "reference executor; greta and hamlet are the Python engines, the -compiled rows "
+        "the kernel's. `vs greta`, `vs hamlet`: against the Python engines. On "
+        "GLORIA: the queries GLORIA's plan runs (the others follow the hamlet plan), "
         "with the plan's distinct Q-sets and the shared ones among them; the counters are "
-        "the executor's (`stats['gloria']`).",
+        "the executor's (`stats['gloria']`, `stats['snapshot_kernel']`).",
         "",
-        "![gloria](gloria_execution.png)",
+        f"![gloria]({name}.png)",
         "",
     ]
-    (RESULTS / "gloria_execution.md").write_text("\n".join(head + sections) + "\n")
+    (RESULTS / f"{name}.md").write_text("\n".join(head + sections) + "\n")
 
 
 if __name__ == "__main__":
