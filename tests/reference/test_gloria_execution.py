@@ -335,6 +335,24 @@ def test_snapshots_are_dropped_when_their_windows_close() -> None:
     assert canon(rows) == expected
 
 
+def test_a_full_ring_of_snapshots_grows_and_replays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's ring holds RING snapshots per instance and snapshot context: with
+    one slot, E3's queries under snapshots of A (a snapshot per A event, several in a
+    window) fill it; the run doubles it and replays the open windows, until every
+    snapshot of a window fits, with GRETA's rows."""
+    from trendagg.kernels import executor
+
+    monkeypatch.setattr(executor, "RING", 1)
+    plans = compile_workload(parse(E3))
+    spec = " ".join(f"{'cabd'[i % 4] if i % 8 else 'c'}{i}" for i in range(60))
+    events = from_records(stream(spec)).events
+    runner = Runner(plans, "gloria", plan=sharing_plan(plans, "gloria", qsets=_e3_plan("A")))
+    rows = runner.feed(events) + runner.finish()
+    kernel = runner.compiled
+    assert kernel is not None and kernel.rebuilds >= 1 and kernel._ring >= 2
+    assert canon(rows) == canon(run_strategy(plans, events, "greta"))
+
+
 def test_plans_that_cannot_run_exactly_are_refused() -> None:
     text = (
         "q1: RETURN COUNT(*) PATTERN SEQ(A, B, C) WITHIN 10 s;\n"

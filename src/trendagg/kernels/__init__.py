@@ -1,6 +1,8 @@
-"""Compiled hot loops (numba) behind the ``hamlet`` and ``greta`` strategies.
+"""Compiled hot loops (numba) behind the ``hamlet``, ``greta``, ``gloria`` and ``sharon``
+strategies.
 
-The per-event loops of GRETA and HAMLET run as numba kernels over arrays:
+The per-event loops of GRETA and HAMLET run as numba kernels over arrays (and
+GLORIA's snapshots and coefficients, which also run SHARON's plans: ``_gloria``):
 integer-coded event types, time-group ordinals, window ids, partition
 instance ids, vertex predicates evaluated vectorised before the loop. Counts
 and sums are exact at any size through multi-modular (residue number system)

@@ -261,7 +261,9 @@ def sharing_plan(
     (:func:`gloria_rates`). ``qsets`` (gloria): run these Q-sets instead of the
     optimizer's plan (checked: see :func:`check_qsets`); every query they name runs on
     GLORIA's executor. Under the optimizer's plan, the queries in a shared Q-set (one
-    with a label) do; the others follow the hamlet plan.
+    with a label) do; the others follow the hamlet plan. GLORIA's executor (and
+    SHARON's, for the shared sub-sequences' queries) is the compiled kernel's snapshots
+    (:func:`snapshot_qsets`), or with ``compiled=False`` the reference executor.
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
