@@ -409,7 +409,7 @@ class CompiledExecutor:
         w = g.widths
         W = int(g.program.a_W[0])
         MA = max(int(g.program.a_M[0]), 1)
-        self.gp = scaled_gloria(g.program, w, lanes, R)
+        self.gp = scaled_gloria(g.program, lanes, R)
         self.gst = GState(
             tot=np.zeros((0, w["tot"] * lanes), dtype=np.int64),
             ext=np.zeros((0, w["ext"]), dtype=np.float64),

@@ -161,7 +161,7 @@ def lower_gloria(
     amin: list[tuple[str, int]] = []
     amax: list[tuple[str, int]] = []
     for name, lay in layouts.items():
-        for var, s in lay.states.items():
+        for var in lay.states:
             typ = types_of[name][var]
             for _ in lay.cnt[var]:
                 areg.setdefault(("cnt", typ), len(areg))
@@ -172,7 +172,6 @@ def lower_gloria(
                 block = amin if reg < lay.nmin else amax
                 if item not in block:
                     block.append(item)
-            del s
     a_W = len(areg)
     aext = {("min", *m): i for i, m in enumerate(amin)}
     aext.update({("max", *m): len(amin) + i for i, m in enumerate(amax)})
@@ -542,7 +541,7 @@ def _ring_query(ids: list[int], rq_q: list[int], q: int) -> int:
     raise AssertionError(f"query {q} is not among the ring's queries")
 
 
-def scaled_gloria(program: Gloria, widths: dict[str, int], lanes: int, ring: int) -> Gloria:
+def scaled_gloria(program: Gloria, lanes: int, ring: int) -> Gloria:
     """The tables with their offsets in the units of an instance row, for ``lanes``
     lanes and ``ring`` slots per ring: a ring's slots lie side by side (a slot of ring r
     at ``r_aoff[r] + slot * r_aw[r]``, in lanes), and so do a pair's."""
