@@ -401,7 +401,8 @@ def test_the_plan_routes_gloria_queries_and_runs_the_rest_under_hamlet() -> None
     stats: dict[str, Any] = {}
     rows = run_strategy(plans, events, "gloria", plan=plan, stats=stats)
     assert canon(rows) == expected and any(r.query == "q3" for r in rows)
-    assert stats["snapshot_kernel"]["snapshots"] == 2  # (c0 and c7)
+    # c0 snapshots; c7 joins its START group: both start every trend, in window [0, 10)
+    assert stats["snapshot_kernel"]["snapshots"] == stats["snapshot_kernel"]["joined"] == 1
     # with the reference engine asked for, the NOT query still runs compiled
     plan = sharing_plan(plans, "gloria", qsets=_e3_plan("C"), compiled=False)
     assert "GLORIA Q-set (q1,q2)^C on C->A on the python executor" in plan.describe()

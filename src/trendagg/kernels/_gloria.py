@@ -28,6 +28,16 @@ never read as the earlier one).
 
 A ring holds ``R`` snapshots per instance; when a snapshot finds it full the call returns
 4 and the executor replays the open windows with twice the slots.
+
+Two shortcuts of SHARON's (spec ``../shared/specs/sharon.md``, section 3.4), exact for
+any plan they apply to (see :mod:`~trendagg.kernels.gloria_program`):
+
+- *START groups*: an event that would take a snapshot joins the last one instead (its
+  identity entry added to that snapshot's) while the blocks its context reads are at the
+  version that snapshot saw and it falls in the same windows (``_joins``);
+- *lazy ENDs*: a context whose queries all end there and whose trends arrive only as
+  coefficients adds them, per live snapshot and window, to an accumulator; the window's
+  close applies each accumulator once per query (``_flush``), not each event.
 """
 
 from __future__ import annotations
@@ -233,6 +243,141 @@ def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
+def _accumulate(st, gp, gst, ev, sc, x, inst, e, ntouch, nc):  # type: ignore[no-untyped-def]
+    """Event e's coefficients in lazy END context x (per live snapshot: the scratch's
+    touched rows) added to the accumulators of its windows, each tagged (snapshot,
+    window): a slot that held another is cleared first."""
+    L = gst.rs[1]
+    R = gst.rs[0]
+    W = gp.a_W[0]
+    MA = gp.a_M[0]
+    sp = gp.x_spec[x]
+    lo = max(ev.klo[sp, e], gst.closed[sp])
+    hi = ev.khi[sp, e]
+    for t in range(ntouch):
+        r = sc.ctouch[t, 0]
+        sid = sc.ctouch[t, 1]
+        slot = sid % R
+        row = r * R + slot
+        lp = gp.x_lazy[x]
+        for c in range(nc):
+            if gp.xc_ring[gp.xc_ptr[x] + c] == r:
+                lp = gp.x_lazy[x] + c
+        ns = gp.lz_NS[lp]
+        for k in range(lo, hi):
+            cell = slot * ns + k % ns
+            tb = gp.lz_toff[lp] + cell * 2
+            base = gp.lz_aoff[lp] + cell * W * L
+            ebase = gp.lz_eoff[lp] + cell * MA
+            if gst.lt[inst, tb] != sid or gst.lt[inst, tb + 1] != k:
+                for i in range(W * L):
+                    gst.la[inst, base + i] = 0
+                for i in range(MA):
+                    gst.le[inst, ebase + i] = np.nan
+                gst.lt[inst, tb] = sid
+                gst.lt[inst, tb + 1] = k
+            _add_into(
+                gst.la[inst],
+                gst.le[inst],
+                base,
+                ebase,
+                sc.cadd[row],
+                sc.cext[row],
+                W,
+                MA,
+                gp.a_nmin[0],
+                st.P,
+            )
+
+
+@njit(**JIT_OPTIONS)
+def _flush(prog, st, gp, gst, sc, sp, upto):  # type: ignore[no-untyped-def]
+    """The results of lazy END contexts of window spec sp for windows below upto: per
+    live snapshot and window, its accumulator applied to each query's registers in
+    the snapshot (SHARON's count combination once per window, not per event)."""
+    prog = borrow(prog)
+    st = borrow(st)
+    gp = borrow(gp)
+    gst = borrow(gst)
+    sc = borrow(sc)
+    L = gst.rs[1]
+    R = gst.rs[0]
+    W = gp.a_W[0]
+    MA = gp.a_M[0]
+    vec = sc.vec
+    vext = sc.vx
+    for lp in range(gp.lz_ring.shape[0]):
+        x = gp.lz_x[lp]
+        if gp.x_spec[x] != sp:
+            continue
+        r = gp.lz_ring[lp]
+        ns = gp.lz_NS[lp]
+        c = lp - gp.x_lazy[x]
+        nc = gp.xc_ptr[x + 1] - gp.xc_ptr[x]
+        for inst in range(gst.meta.shape[0]):  # (another partitioning's: none live)
+            for sid in range(gst.meta[inst, 2 * r], gst.meta[inst, 2 * r + 1]):
+                slot = sid % R
+                for ws in range(ns):
+                    cell = slot * ns + ws
+                    tb = gp.lz_toff[lp] + cell * 2
+                    k = gst.lt[inst, tb + 1]
+                    if gst.lt[inst, tb] != sid or k >= upto:
+                        continue
+                    gst.lt[inst, tb] = -1
+                    base = gp.lz_aoff[lp] + cell * W * L
+                    ebase = gp.lz_eoff[lp] + cell * MA
+                    for qi in range(gp.x_q_ptr[x], gp.x_q_ptr[x + 1]):
+                        local = qi - gp.x_q_ptr[x]
+                        rqi = gp.xcq[gp.x_cqoff[x] + local * nc + c]
+                        sb, seb = _snap_at(prog, gp, gst, inst, r, slot, rqi, k)
+                        if sb < 0:
+                            continue
+                        q = gp.xq_q[qi]
+                        for i in range(prog.q_A[q] * L):
+                            vec[i] = 0
+                        for i in range(prog.q_M[q]):
+                            vext[i] = np.nan
+                        gst.stats[1] += 1
+                        _apply(
+                            prog,
+                            gp,
+                            st,
+                            q,
+                            gst.la[inst],
+                            gst.le[inst],
+                            base,
+                            ebase,
+                            gst.sa[inst],
+                            gst.se[inst],
+                            sb,
+                            seb,
+                            vec,
+                            vext,
+                        )
+                        if not _nonzero(vec, 0, L):
+                            continue
+                        for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
+                            rq = gp.xq_res[j]
+                            gi = st.inst_ginst[inst, prog.q_gsel[rq]]
+                            _add_result(prog, st, rq, gi, k, vec, vext)
+
+
+@njit(**JIT_INLINE)
+def _joins(gp, gst, ev, r, inst, e):  # type: ignore[no-untyped-def]
+    """Whether START event e (in instance inst) joins the group of ring r's last
+    snapshot: it is live, the blocks its context reads are at the version it saw, and
+    e is in the same windows (``mg`` per ring: the blocks' version, the snapshot, the
+    version it saw, its first window and the end of its windows)."""
+    mb = 5 * r
+    sid = gst.mg[inst, mb + 1]
+    if sid < 0 or sid < gst.meta[inst, 2 * r] or gst.mg[inst, mb] != gst.mg[inst, mb + 2]:
+        return False
+    sp = gp.r_spec[r]
+    lo = max(ev.klo[sp, e], gst.closed[sp])
+    return gst.mg[inst, mb + 3] == lo and gst.mg[inst, mb + 4] == ev.khi[sp, e]
+
+
+@njit(**JIT_INLINE)
 def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: ignore[no-untyped-def]
     """Phase 1 of event e in context x: its rows (values, and v where needed) and its
     coefficient rows, appended to the scratch; returns the new counts."""
@@ -248,6 +393,20 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
     MA = gp.a_M[0]
     ty = ev.types[e]
     P = st.P
+    r0 = gp.x_ring[x]
+    if r0 >= 0 and gp.r_merge[r0] and _joins(gp, gst, ev, r0, inst, e):
+        # a START that joins the last snapshot's group: the identity joins its entry
+        sc.crow[ncrow, 0] = gp.xc_pair[gp.xc_ptr[x]]
+        sc.crow[ncrow, 1] = inst
+        sc.crow[ncrow, 2] = gst.mg[inst, 5 * r0 + 1]
+        for i in range(W * L):
+            sc.crowa[ncrow, i] = 0
+        for lane in range(L):
+            sc.crowa[ncrow, lane] = 1
+        for i in range(MA):
+            sc.crowe[ncrow, i] = np.nan
+        gst.stats[3] += 1
+        return nrow, ncrow + 1
     # 1. the event's coefficients: the reused totals' entries, per live snapshot
     sc.n[2] += 1
     stamp = sc.n[2]
@@ -290,12 +449,18 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
     for t in range(ntouch):
         row = sc.ctouch[t, 0] * R + sc.ctouch[t, 1] % R
         _own_entry(gp, st, ev, ty, e, sc.cadd, sc.cext, row)
-    # 2. per query and window: values, and v
     nc = gp.xc_ptr[x + 1] - gp.xc_ptr[x]
+    if gp.x_lazy[x] >= 0:  # results when the windows close (see _flush)
+        _accumulate(st, gp, gst, ev, sc, x, inst, e, ntouch, nc)
+        return nrow, ncrow
+    # 2. per query and window: values, and v
     snap = gp.x_ring[x] >= 0
     vec = sc.vec
     vext = sc.vx
-    for qi in range(gp.x_q_ptr[x], gp.x_q_ptr[x + 1]):
+    qhi = gp.x_q_ptr[x + 1] if gp.x_any[x] else gp.x_q_ptr[x]
+    for qi in range(gp.x_q_ptr[x], qhi):
+        if not (gp.xq_val[qi] or snap or gp.xq_res_ptr[qi + 1] > gp.xq_res_ptr[qi]):
+            continue  # (nothing to compute: its trends travel as coefficients only)
         q = gp.xq_q[qi]
         s = gp.xq_s[qi]
         sp = prog.q_spec[q]
@@ -419,6 +584,7 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
             sc.rk[nrow, 3] = k
             sc.rk[nrow, 4] = e
             sc.rk[nrow, 5] = group
+            sc.rk[nrow, 6] = gst.mg[inst, 5 * r0] if snap else 0  # (the blocks' version)
             nrow += 1
     # 3. the coefficients that join the context's total
     if not snap and gp.x_tot[x] >= 0:
@@ -478,6 +644,13 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
                 for i in range(nq):
                     gst.sx[inst, gp.r_xoff[r] + slot * nq + i] = SENT
                 gst.stats[2] += 1
+                if gp.r_merge[r]:  # the group later STARTs may join (see _joins)
+                    sp = gp.r_spec[r]
+                    e = sc.rk[n, 4]
+                    gst.mg[inst, 5 * r + 1] = sid
+                    gst.mg[inst, 5 * r + 2] = sc.rk[n, 6]
+                    gst.mg[inst, 5 * r + 3] = max(ev.klo[sp, e], gst.closed[sp])
+                    gst.mg[inst, 5 * r + 4] = ev.khi[sp, e]
                 if gp.x_tot[x] >= 0:  # the identity entry joins the total
                     p = gp.xc_pair[gp.xc_ptr[x]]
                     base = gp.p_aoff[p] + slot * W * L
@@ -521,6 +694,8 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
                 nmin,
                 P,
             )
+            for j in range(gp.br_ptr[b], gp.br_ptr[b + 1]):  # a new version of its readers
+                gst.mg[inst, 5 * gp.br[j]] += 1
     for n in range(ncrow):
         p = sc.crow[n, 0]
         inst = sc.crow[n, 1]
@@ -636,6 +811,7 @@ def run_gloria(prog, st, ev, gp, gst, sc, out, close_to, final):  # type: ignore
         for sp in range(gst.closed.shape[0]):
             c = ev.klo[sp, i]
             if c > gst.closed[sp]:
+                _flush(prog, st, gp, gst, sc, sp, c)
                 _emit(prog, st, gp, out, sp, c)
                 gst.closed[sp] = c
                 closed_any = True
@@ -656,8 +832,10 @@ def run_gloria(prog, st, ev, gp, gst, sc, out, close_to, final):  # type: ignore
     for sp in range(gst.closed.shape[0]):
         c = close_to[sp]
         if final:
+            _flush(prog, st, gp, gst, sc, sp, np.int64(2**62))
             _emit(prog, st, gp, out, sp, np.int64(2**62))
         elif c > gst.closed[sp]:
+            _flush(prog, st, gp, gst, sc, sp, c)
             _emit(prog, st, gp, out, sp, c)
             gst.closed[sp] = c
     _expire(prog, gp, gst)

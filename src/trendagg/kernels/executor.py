@@ -101,7 +101,7 @@ Out = namedtuple("Out", "n key add ext")
 #: and next number (meta), coefficient entries (ca, ce; ct: the snapshot each holds);
 #: its own closed windows, counters (shared propagations, evaluations, snapshots), and
 #: rs: slots per ring, lanes
-GState = namedtuple("GState", "tot ext keys sa se sk sx meta ca ce ct closed stats rs")
+GState = namedtuple("GState", "tot ext keys sa se sk sx meta ca ce ct mg la le lt closed stats rs")
 GScratch = namedtuple(
     "GScratch", "vec vx n cmark ctouch cadd cext rk radd rext vadd vxt crow crowa crowe"
 )
@@ -272,7 +272,7 @@ class CompiledExecutor:
         self._pool = 0  # queue entries (0: the first size, see POOL)
         self._lpool = 0  # lazy windows' queue entries (0: LAZY_POOL)
         self._ring = RING  # snapshots per ring and instance (the snapshot kernel)
-        self._gstats = np.zeros(3, dtype=np.int64)  # its counters of replaced states
+        self._gstats = np.zeros(4, dtype=np.int64)  # its counters of replaced states
         self._reset(1, np.full(len(self.low.specs), -(2**62), dtype=np.int64))
 
     # ------------------------------------------------------------------ state
@@ -422,8 +422,12 @@ class CompiledExecutor:
             ca=np.zeros((0, w["ca"] * R * W * lanes), dtype=np.int64),
             ce=np.zeros((0, w["ca"] * R * MA), dtype=np.float64),
             ct=np.zeros((0, w["ca"] * R), dtype=np.int64),
+            mg=np.zeros((0, 5 * max(g.rings, 1)), dtype=np.int64),
+            la=np.zeros((0, w["la"] * R * W * lanes), dtype=np.int64),
+            le=np.zeros((0, w["la"] * R * MA), dtype=np.float64),
+            lt=np.zeros((0, w["la"] * R * 2), dtype=np.int64),
             closed=closed.copy(),
-            stats=np.zeros(3, dtype=np.int64),
+            stats=np.zeros(4, dtype=np.int64),
             rs=np.array([R, lanes], dtype=np.int64),
         )
 
@@ -440,9 +444,13 @@ class CompiledExecutor:
             "sx": SENT,
             "ce": np.nan,
             "ct": -1,
+            "mg": -1,
+            "le": np.nan,
+            "lt": -1,
         }
         arrays = {}
-        for name in ("tot", "ext", "keys", "sa", "se", "sk", "sx", "meta", "ca", "ce", "ct"):
+        names = ("tot", "ext", "keys", "sa", "se", "sk", "sx", "meta", "ca", "ce", "ct", "mg")
+        for name in (*names, "la", "le", "lt"):
             arr = getattr(self.gst, name)
             if arr.shape[0] < count:
                 size = max(count, 2 * arr.shape[0], 16)
@@ -460,6 +468,8 @@ class CompiledExecutor:
         gst.sx[ids] = SENT
         gst.ct[ids] = -1
         gst.meta[ids] = 0
+        gst.mg[ids] = -1  # (no START group yet)
+        gst.lt[ids] = -1  # (no accumulator)
 
     def _first_pool(self, lanes: int) -> int:
         """Queue entries at first (see POOL): what POOL_BYTES holds, within [1024, POOL]."""
@@ -742,6 +752,7 @@ class CompiledExecutor:
                 "shared_propagations": int(counts[0]),
                 "evaluations": int(counts[1]),
                 "snapshots": int(counts[2]),
+                "joined": int(counts[3]),
                 "ring": self._ring,
             }
         made = sum(1 for _, key in self._inst if WILD not in key)  # not the templates
@@ -1114,7 +1125,7 @@ class CompiledExecutor:
             ctouch=np.zeros((NR, 2), dtype=np.int64),
             cadd=np.zeros((NR, W), dtype=np.int64),
             cext=np.zeros((NR, MA), dtype=np.float64),
-            rk=np.zeros((cap, 6), dtype=np.int64),
+            rk=np.zeros((cap, 7), dtype=np.int64),
             radd=np.zeros((cap, AL), dtype=np.int64),
             rext=np.zeros((cap, M), dtype=np.float64),
             vadd=np.zeros((cap, AL), dtype=np.int64),

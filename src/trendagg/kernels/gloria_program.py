@@ -48,7 +48,8 @@ Gloria = namedtuple(
     "r_x r_q_ptr rq_q rq_aoff rq_eoff rq_koff r_aw r_ew r_kw r_aoff r_eoff r_koff r_xoff "
     "t_p_ptr t_p p_ring p_aoff p_eoff p_toff "
     "a_W a_M a_nmin acnt_ptr acnt asum_ptr asum_reg asum_w aext_ptr aext_reg aext_a "
-    "v_ptr v_qreg v_areg ve_ptr ve_qreg ve_areg m_q",
+    "v_ptr v_qreg v_areg ve_ptr ve_qreg ve_areg m_q r_merge r_spec br_ptr br "
+    "xq_val x_any x_lazy x_spec lz_x lz_ring lz_NS lz_aoff lz_eoff lz_toff",
 )
 
 
@@ -340,6 +341,43 @@ def lower_gloria(
             for r in rings_here:
                 xcq.append(_ring_query(r_q[r], rq_q, lay.index))
         xq.append(ids)
+    # the per-query values that can be other than none (read by the loop's per-query
+    # part; a block never written is read by no one)
+    xq_val = _valued(ctx_list, rep_of, xq, x_ring, xq_blk, xq_start, xe_pair_l, xr)
+    valued_blocks = {xq_blk[qi] for qi, v in enumerate(xq_val) if v and xq_blk[qi] >= 0}
+    xr = [[b for b in reads if b in valued_blocks] for reads in xr]
+    x_any = [
+        int(x_ring[xi] >= 0 or any(xq_val[qi] or xq_res[qi] for qi in xq[xi]))
+        for xi in range(len(ctx_list))
+    ]
+    lazy = _lazy_ends(ctx_list, layouts, xq, x_ring, x_tot, xq_val, xq_res, xc_ring_l)
+    x_lazy = [-1] * len(ctx_list)
+    x_spec = [layouts[x.queries[0]].spec for _, x in ctx_list]
+    lz: list[tuple[int, int]] = []  # (context, ring) of each lazy pair
+    for xi in lazy:
+        x_lazy[xi] = len(lz)
+        lz += [(xi, r) for r in xc_ring_l[xi]]
+    lz_units: list[list[int]] = [[0, 0, 0] for _ in lz]
+    widths.update({"la": 1, "le": 1, "lt": 1})
+    for g in parts:
+        a_ = 0
+        for i, (xi, _) in enumerate(lz):
+            if x_g[xi] != g:
+                continue
+            lz_units[i] = [a_, a_, a_]
+            a_ += layouts[ctx_list[xi][1].queries[0]].NS
+        widths["la"] = max(widths["la"], a_)
+    r_merge, r_spec, br_l = _start_groups(ctx_list, rings, xq, x_tot, xu_l, xe_pair_l, xr, xq_res)
+    br_l += [[] for _ in range(len(blocks) - len(br_l))]
+    for r, xi in enumerate(rings):
+        if r_merge[r]:
+            r_spec[r] = layouts[ctx_list[xi][1].queries[0]].spec
+            e = ctx_list[xi][0]
+            for q in ctx_list[xi][1].queries:  # a value of its own: its events differ
+                lay = layouts[q]
+                var = next(v for v, ty in types_of[q].items() if ty == e and v in lay.states)
+                if lay.sums[var] or lay.exts[var] or lay.spec != r_spec[r]:
+                    r_merge[r] = 0
     ty_ptr, ty_x = _csr(ty_lists)
     x_q_ptr, _ = _csr(xq)
     xu_ptr, xu_pair = _csr(xu_l)
@@ -363,6 +401,7 @@ def lower_gloria(
     _, v_areg = _csr([[j for _, j in row] for row in view])
     ve_ptr, ve_qreg = _csr([[i for i, _ in row] for row in eview])
     _, ve_areg = _csr([[j for _, j in row] for row in eview])
+    br_ptr, br = _csr(br_l)
     program = Gloria(
         ty_ptr=ty_ptr,
         ty_x=ty_x,
@@ -433,6 +472,20 @@ def lower_gloria(
         ve_qreg=ve_qreg,
         ve_areg=ve_areg,
         m_q=_i64(sorted(lay.index for lay in layouts.values())),
+        r_merge=_i64(r_merge),
+        r_spec=_i64(r_spec),
+        br_ptr=br_ptr,
+        br=br,
+        xq_val=_i64(xq_val),
+        x_any=_i64(x_any),
+        x_lazy=_i64(x_lazy),
+        x_spec=_i64(x_spec),
+        lz_x=_i64([xi for xi, _ in lz]),
+        lz_ring=_i64([r for _, r in lz]),
+        lz_NS=_i64([layouts[ctx_list[xi][1].queries[0]].NS for xi, _ in lz]),
+        lz_aoff=_i64([u[0] for u in lz_units]),
+        lz_eoff=_i64([u[1] for u in lz_units]),
+        lz_toff=_i64([u[2] for u in lz_units]),
     )
     return GloriaLowered(program, widths, len(rings), len(pairs), len(ctx_list))
 
@@ -532,6 +585,105 @@ def _equal_contexts(
     return rep_of, block_rep
 
 
+def _valued(
+    ctx_list: list[tuple[str, Context]],
+    rep_of: list[int],
+    xq: list[list[int]],
+    x_ring: list[int],
+    xq_blk: list[int],
+    xq_start: list[int],
+    xe_pair_l: list[list[int]],
+    xr: list[list[int]],
+) -> list[int]:
+    """Per query of a context, whether its values (the trends that arrive as values,
+    not coefficients) can be other than none: it starts a trend there, evaluates
+    coefficients, or reads a block that some context writes such values to (a
+    context's blocks, unless it takes snapshots: those go to its ring). A labelled
+    Q-set's trends travel as coefficients only: its blocks stay empty."""
+    val = [0] * len(xq_start)
+    written: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for xi in range(len(ctx_list)):
+            if rep_of[xi] != xi:
+                continue
+            for qi in xq[xi]:
+                if val[qi]:
+                    continue
+                if xq_start[qi] or xe_pair_l[qi] or any(b in written for b in xr[qi]):
+                    val[qi] = 1
+                    changed = True
+                    if x_ring[xi] < 0 and xq_blk[qi] >= 0:
+                        written.add(xq_blk[qi])
+    return val
+
+
+def _lazy_ends(
+    ctx_list: list[tuple[str, Context]],
+    layouts: dict[str, QueryLayout],
+    xq: list[list[int]],
+    x_ring: list[int],
+    x_tot: list[int],
+    xq_val: list[int],
+    xq_res: list[list[int]],
+    xc_ring_l: list[list[int]],
+) -> list[int]:
+    """The contexts whose results wait for their windows to close: every query ends
+    there and its trends arrive only as coefficients (no values, no snapshot, no
+    total), in one window spec. Their events add their coefficients, per snapshot and
+    window, to an accumulator, and a window's close evaluates each accumulator once per
+    query (SHARON's count combination at the window's end, spec ``sharon.md`` section
+    3.4), instead of each event evaluating its coefficients per query."""
+    out = []
+    for xi, (_, x) in enumerate(ctx_list):
+        ids = xq[xi]
+        if x_ring[xi] >= 0 or x_tot[xi] >= 0 or not xc_ring_l[xi]:
+            continue
+        if any(xq_val[qi] or not xq_res[qi] for qi in ids):
+            continue
+        if len({layouts[q].spec for q in x.queries}) != 1:
+            continue
+        out.append(xi)
+    return out
+
+
+def _start_groups(
+    ctx_list: list[tuple[str, Context]],
+    rings: list[int],
+    xq: list[list[int]],
+    x_tot: list[int],
+    xu_l: list[list[int]],
+    xe_pair_l: list[list[int]],
+    xr: list[list[int]],
+    xq_res: list[list[int]],
+) -> tuple[list[int], list[int], list[list[int]]]:
+    """Per ring, whether a START event may join the last snapshot instead of taking its
+    own (SHARON's START groups, spec ``sharon.md`` section 3.4); per block, the rings
+    whose snapshots read it.
+
+    An event joins when the blocks its context reads are as they were when the last
+    live snapshot was taken (a version per ring, bumped at each write of one of them)
+    and it is in the same windows: its values per query are then that snapshot's, so
+    its trends are the snapshot's entry plus the identity (an evaluation is linear in
+    the entries). So the context's values must come from blocks only (no coefficients
+    reused or evaluated: they change without a block written), no query may end there
+    (its results need the values), its queries must share a window spec, and (checked
+    by the caller) the event must add no value of its own (sums, minima, maxima)."""
+    merge = [0] * len(rings)
+    spec = [-1] * len(rings)
+    n_blocks = 1 + max((b for reads in xr for b in reads), default=-1)
+    readers: list[list[int]] = [[] for _ in range(n_blocks)]
+    for r, xi in enumerate(rings):
+        ids = xq[xi]
+        if x_tot[xi] < 0 or xu_l[xi] or any(xe_pair_l[qi] or xq_res[qi] for qi in ids):
+            continue
+        merge[r] = 1
+        for b in sorted({b for qi in ids for b in xr[qi]}):
+            readers[b].append(r)
+    return merge, spec, readers
+
+
 def _ring_query(ids: list[int], rq_q: list[int], q: int) -> int:
     """The place of query ``q`` among a ring's queries ``ids`` (it is one of them: a
     ring's snapshots reach only Q-sets of its context's queries)."""
@@ -558,6 +710,9 @@ def scaled_gloria(program: Gloria, lanes: int, ring: int) -> Gloria:
         p_aoff=program.p_aoff * ring * W * lanes,
         p_eoff=program.p_eoff * ring * max(M, 1),
         p_toff=program.p_toff * ring,
+        lz_aoff=program.lz_aoff * ring * W * lanes,
+        lz_eoff=program.lz_eoff * ring * max(M, 1),
+        lz_toff=program.lz_toff * ring * 2,
     )
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trendagg.optimizer.plan import GloriaQSet
-from trendagg.plan.compile import QueryPlan
+from trendagg.plan.compile import QueryPlan, binding_rule
 
 QKey = tuple[tuple[str, ...], str | None]  # a Q-set: its queries and label
 
@@ -77,6 +77,12 @@ def contexts(plans: Sequence[QueryPlan], qsets: Sequence[GloriaQSet]) -> dict[st
         trans[p.name] = [(typ[t.src], typ[t.dst]) for t in p.template.transitions]
     start = {p.name: p.vars[p.template.start].type for p in plans}
     end = {p.name: p.vars[p.template.end].type for p in plans}
+    held = _continuations(plans, trans, qset_of, start)
+
+    def through(q: str, tr: tuple[str, str]) -> QKey:
+        """The Q-set whose total of tr's source events q's transition tr reads."""
+        return held.get((q, tr[0]), qset_of[(q, tr)])
+
     at: dict[str, list[Context]] = {}
     for e in sorted({t for p in plans for t in p.template.types}):
         found: dict[tuple[object, ...], tuple[QKey, list[str], bool]] = {}
@@ -85,6 +91,10 @@ def contexts(plans: Sequence[QueryPlan], qsets: Sequence[GloriaQSet]) -> dict[st
             if e not in p.template.types:
                 continue
             outs = [tr for tr in trans[q] if tr[0] == e]
+            if (q, e) in held:  # it goes on privately from a shared total: held once
+                key = held[(q, e)]
+                found.setdefault(key, (key, [], True))[1].append(q)
+                continue
             for tr in outs:
                 key = qset_of[(q, tr)]
                 found.setdefault(key, (key, list(key[0]), True))
@@ -99,7 +109,7 @@ def contexts(plans: Sequence[QueryPlan], qsets: Sequence[GloriaQSet]) -> dict[st
             for q in queries:
                 for tr in trans[q]:
                     if tr[1] == e:
-                        groups.setdefault((tr[0], qset_of[(q, tr)]), []).append(q)
+                        groups.setdefault((tr[0], through(q, tr)), []).append(q)
             label = key[1]
             incoming = tuple(
                 Incoming(
@@ -127,6 +137,40 @@ def contexts(plans: Sequence[QueryPlan], qsets: Sequence[GloriaQSet]) -> dict[st
             )
         at[e] = out
     return at
+
+
+def _continuations(
+    plans: Sequence[QueryPlan],
+    trans: dict[str, list[tuple[str, str]]],
+    qset_of: dict[tuple[str, tuple[str, str]], QKey],
+    start: dict[str, str],
+) -> dict[tuple[str, str], QKey]:
+    """Where a query arrives at type E only through a labelled Q-set S (not labelled E)
+    and goes on from E only in its own non-shared Q-sets (SHARON's shared sub-sequence
+    followed by a private part): (query, E) -> S. Its events of E then hold S once for
+    all those queries (a shared propagation of S's coefficients), and the transitions
+    leaving E evaluate that total per query. Evaluating at E instead, per query, event
+    and snapshot, gives the same values (an evaluation is linear in the entries) at more
+    cost. The queries of S must bind E alike (their rule for E; the optimizers share a
+    transition only so)."""
+    by_name = {p.name: p for p in plans}
+    held: dict[tuple[str, str], QKey] = {}
+    rule_of: dict[tuple[str, QKey], tuple[object, ...]] = {}
+    for p in plans:
+        q = p.name
+        for e in p.template.types:
+            ins = {qset_of[(q, tr)] for tr in trans[q] if tr[1] == e}
+            outs = [qset_of[(q, tr)] for tr in trans[q] if tr[0] == e]
+            if len(ins) != 1 or not outs or start[q] == e:
+                continue
+            (key,) = ins
+            if key[1] is None or key[1] == e or any(o != ((q,), None) for o in outs):
+                continue
+            rule = binding_rule(by_name[q], e)
+            if rule_of.setdefault((e, key), rule) != rule:
+                continue
+            held[(q, e)] = key
+    return held
 
 
 __all__ = ["Context", "Incoming", "QKey", "contexts"]

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import InputError
 from trendagg.optimizer.candidates import Component, analyze
-from trendagg.optimizer.sharon import optimize, seq_query, sharon_blocker
+from trendagg.optimizer.sharon import KERNEL, optimize, seq_query, sharon_blocker
 from trendagg.plan.compile import binding_rule
 from trendagg.plan.predicates import inexact_constant
 from trendagg.plan.windows import pane_length
@@ -248,6 +248,7 @@ def sharing_plan(
     rates: Mapping[Any, Any] | None = None,
     sequences: Sequence[SharedSequence] | None = None,
     qsets: Sequence[GloriaQSet] | None = None,
+    sharon_model: str = KERNEL,
 ) -> SharingPlan:
     """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
 
@@ -257,6 +258,9 @@ def sharing_plan(
     flat or per signature as :func:`trendagg.optimizer.sharon.estimate_rates` gives
     them; None: every type at rate 1. ``sequences`` (sharon): run these shared
     sub-sequences instead of the optimizer's choice (checked: see :func:`check_sequences`).
+    ``sharon_model``: the cost model SHARON's optimizer weighs sub-sequences by: the work
+    of trendagg's executors (``kernel``, the default), or the paper's Eq. 1-8
+    (``factor-one``, ``authors``: see :func:`trendagg.optimizer.sharon.candidate_cost`).
     ``rates`` (gloria): as sharon's, per type or per GLORIA signature
     (:func:`gloria_rates`). ``qsets`` (gloria): run these Q-sets instead of the
     optimizer's plan (checked: see :func:`check_qsets`); every query they name runs on
@@ -268,7 +272,7 @@ def sharing_plan(
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
     chosen, sequences = _given_or_planned(
-        "sharon", strategy, sequences, plans, rates, "shared sub-sequences"
+        "sharon", strategy, sequences, plans, rates, "shared sub-sequences", sharon_model
     )
     gloria, qsets = _given_or_planned("gloria", strategy, qsets, plans, rates, "Q-sets")
     on_gloria = {name for s in qsets for name in s.queries}
@@ -332,6 +336,7 @@ def _given_or_planned(
     plans: list[QueryPlan],
     rates: Mapping[Any, Any] | None,
     what: str,
+    model: str = KERNEL,
 ) -> tuple[Any, tuple[Any, ...]]:
     """The shared parts of the ``owner`` policy (sharon: sub-sequences, gloria: Q-sets)
     and its optimizer's detail (None when given): ``given`` checked, or planned from
@@ -344,7 +349,7 @@ def _given_or_planned(
         given = tuple(given)
         (check_sequences if owner == "sharon" else check_qsets)(plans, given)
         return None, given
-    return _sharon(plans, rates) if owner == "sharon" else _gloria(plans, rates)
+    return _sharon(plans, rates, model) if owner == "sharon" else _gloria(plans, rates)
 
 
 def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence]) -> None:
@@ -565,14 +570,15 @@ def _type_transitions(plan: QueryPlan) -> set[tuple[str, str]]:
 
 
 def _sharon(
-    plans: list[QueryPlan], rates: Mapping[Any, Any] | None
+    plans: list[QueryPlan], rates: Mapping[Any, Any] | None, model: str = KERNEL
 ) -> tuple[Any, tuple[SharedSequence, ...]]:
-    """SHARON's optimizer over the queries of its class: its answer and the chosen
-    sub-sequences, in pattern order, each with its queries in workload order."""
+    """SHARON's optimizer over the queries of its class (cost ``model``): its answer
+    and the chosen sub-sequences, in pattern order, each with its queries in workload
+    order."""
     queries = [q for q in (seq_query(p) for p in plans) if q is not None]
     if rates is None:
         rates = {t: 1.0 for q in queries for t in q.types}
-    chosen = optimize(queries, rates)
+    chosen = optimize(queries, rates, convention=model)
     return chosen, sequences_of(plans, chosen.graph, chosen.chosen)
 
 

@@ -34,6 +34,7 @@ worked examples are its tests.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,20 @@ from trendagg.plan.compile import QueryPlan, binding_rule
 # the empty-side conventions of Eq. 5 (the paper leaves them open; spec section 4)
 FACTOR_ONE = "factor-one"  # a missing prefix or suffix contributes the factor 1; none: 0
 AUTHORS = "authors"  # the authors' code: the combination is counted only with both sides
-CONVENTIONS = (FACTOR_ONE, AUTHORS)
+# not the paper's: the work of trendagg's executors of such plans (see candidate_cost)
+KERNEL = "kernel"
+CONVENTIONS = (FACTOR_ONE, AUTHORS, KERNEL)
+# the kernel model's costs per unit, against a non-shared register update of one query
+# and window (1): a coefficient entry propagated, one applied to a snapshot's registers
+# (the kernel's per-event loops over 1,000,000 ecommerce events, ``benchmarks/
+# sharon_sequences.py``'s funnel workload: 2 and 3 within 20% on this machine)
+PROPAGATION = 2.0
+EVALUATION = 3.0
+_MODELS = {  # what a BValue counts, per cost model (explain says it)
+    FACTOR_ONE: "updates per window saved, Eq. 8",
+    AUTHORS: "updates per window saved, Eq. 8 as the authors' code counts them",
+    KERNEL: "register updates per window saved on trendagg's executors, the kernel model",
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,7 @@ class SeqQuery:
     types: tuple[str, ...]
     rules: tuple[object, ...] = ()
     signature: tuple[object, ...] = ()
+    windows: int = 1  # the windows an event falls in (WITHIN over SLIDE, rounded up)
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -86,7 +101,9 @@ def seq_query(plan: QueryPlan) -> SeqQuery | None:
         ("slide", str(window.slide)),
         ("partition", tuple(sorted(a.name for a in plan.partition_attrs))),
     )
-    return SeqQuery(plan.name, types, tuple(binding_rule(plan, t) for t in types), signature)
+    rules = tuple(binding_rule(plan, t) for t in types)
+    windows = max(1, math.ceil(window.within / window.slide))
+    return SeqQuery(plan.name, types, rules, signature, windows)
 
 
 def sharon_blocker(plan: QueryPlan) -> str | None:
@@ -178,6 +195,8 @@ def candidate_cost(
     def rate(q: SeqQuery, positions: range) -> float:  # Eq. 1
         return sum(rate_at(q, i) for i in positions)
 
+    if convention == KERNEL:
+        return _kernel_cost(candidate, queries, rate_at)
     p = candidate.pattern
     # (p binds its events alike in every query of the candidate: its key)
     q0 = queries[candidate.queries[0]]
@@ -202,6 +221,56 @@ def candidate_cost(
             combined = 0.0
         shared += computed + combined  # Eq. 6
     return Cost(non_shared, shared)
+
+
+def _kernel_cost(
+    candidate: Candidate,
+    queries: Mapping[str, SeqQuery],
+    rate_at: Callable[[SeqQuery, int], float],
+) -> Cost:
+    """What (p, Q_p) costs trendagg's executors, per window, alone and shared (the
+    ``kernel`` convention), in register updates of one query and window.
+
+    Alone (GRETA's running totals, spec section 2.3), an event of p's types updates
+    each query once per window it falls in (``windows``, w), and so does the event
+    after p in a query (its suffix's first: it reads the values at p's end); queries
+    whose patterns are equal up to p's end update one set of registers (the compiled
+    kernel's classes of states equal by construction, HAMLET's prefix sharing).
+
+    Shared (spec section 3.4, ``trendagg.kernels._gloria``): the events of p's first
+    type join the last START group, or open one (a snapshot: a register update per
+    query and window) when a prefix that its queries end before p has changed since;
+    so a window holds g = 1 + (the events that end a prefix, per distinct binding)
+    groups, at most one per START event (none without one). An event of p's later types propagates each
+    live group's coefficients once for all queries (PROPAGATION each); the event after
+    p in a query evaluates each group of each of its windows for that query
+    (EVALUATION each), and a query that p ends evaluates them once at the window's end."""
+    p = candidate.pattern
+    q0 = queries[candidate.queries[0]]
+    at = q0.position(p)
+    w = q0.windows
+    first = rate_at(q0, at)
+    ends: dict[object, float] = {}  # per binding, the rate of the events ending a prefix
+    for name in candidate.queries:
+        q = queries[name]
+        start = q.position(p)
+        if start > 0:
+            ends[(q.types[start - 1], q.rules[start - 1])] = rate_at(q, start - 1)
+    groups = min(1.0 + sum(ends.values()), first)
+    inner = sum(rate_at(q0, i) for i in range(at + 1, at + len(p)))
+    alone = 0.0
+    shared = first + groups * len(candidate.queries) * w + inner * groups * PROPAGATION
+    classes = set()  # queries equal up to p's end: one set of registers for p already
+    for name in candidate.queries:
+        q = queries[name]
+        end = q.position(p) + len(p)
+        after = rate_at(q, end) if end < len(q.types) else 0.0
+        alone += w * after
+        if (q.types[:end], q.rules[:end]) not in classes:
+            classes.add((q.types[:end], q.rules[:end]))
+            alone += w * (first + inner)
+        shared += EVALUATION * groups * (w * after if end < len(q.types) else 1.0)
+    return Cost(alone, shared)
 
 
 def estimate_rates(
@@ -526,6 +595,7 @@ class SharonPlan:
     expanded: bool
     seconds: float
     declined: list[float] = field(default_factory=list)  # the non-beneficial ones' BValues
+    convention: str = FACTOR_ONE  # the cost model the BValues are of
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -548,8 +618,7 @@ class SharonPlan:
             "SHARON's optimizer"
             + (" (candidates expanded into options, section 7.1)" if self.expanded else "")
             + ":",
-            f"  candidates in the SHARON graph ({len(g.vertices)}; BValue = updates per "
-            "window saved, Eq. 8):",
+            f"  candidates in the SHARON graph ({len(g.vertices)}; BValue = {_MODELS[self.convention]}):",
         ]
         for v, (c, w) in enumerate(zip(g.vertices, g.weights, strict=True)):
             lines.append(f"    v{v + 1} {c.label()}: {w:g}")
@@ -644,11 +713,13 @@ def optimize(
         expanded=expanded,
         seconds=time.perf_counter() - started,
         declined=declined,
+        convention=convention,
     )
 
 
 __all__ = [
     "AUTHORS",
+    "KERNEL",
     "CONVENTIONS",
     "FACTOR_ONE",
     "Candidate",
