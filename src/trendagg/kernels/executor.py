@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import operator
 from collections import namedtuple
 from fractions import Fraction
 from itertools import repeat
@@ -166,6 +165,34 @@ def _dense_codes(values: np.ndarray) -> np.ndarray:
             return (np.cumsum(present) - 1)[values - lo]
     _, inv = np.unique(values, return_inverse=True)
     return inv.reshape(-1).astype(np.int64)
+
+
+def _running_counts(
+    start: np.ndarray, stop: np.ndarray, marked: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of runs ``[start, stop)`` (integers in ``[0, size]``) that cover each
+    point covered by at least one, and of those runs ``marked``; a point per stretch of
+    equal counts (which is all :meth:`CompiledExecutor._chunk_need` asks of them)."""
+    if size <= 4 * len(start) + 4096:  # a small range: +1 and -1 at each bound, summed
+        counts = np.cumsum(
+            np.bincount(start, minlength=size + 1) - np.bincount(stop, minlength=size + 1)
+        )
+        reps = np.cumsum(
+            np.bincount(start[marked], minlength=size + 1)
+            - np.bincount(stop[marked], minlength=size + 1)
+        )
+        held = counts > 0
+        return counts[held], reps[held]
+    bounds = np.concatenate([start, stop])
+    order = np.argsort(bounds, kind="stable")
+    step = np.concatenate([np.ones(len(start), np.int64), np.full(len(stop), -1, np.int64)])
+    counts = np.cumsum(step[order])
+    mark = marked.astype(np.int64)
+    reps = np.cumsum(np.concatenate([mark, -mark])[order])
+    sorted_bounds = bounds[order]
+    last = np.r_[sorted_bounds[1:] != sorted_bounds[:-1], True]  # a bound's last step
+    held = last & (counts > 0)
+    return counts[held], reps[held]
 
 
 def _key_values(col: Column, index: np.ndarray) -> list[object]:
@@ -963,31 +990,34 @@ class CompiledExecutor:
             )
 
     def _chunk_need(self, ev: Events) -> int:
-        """The largest need (see :mod:`._rns`) of a window counting this chunk's events only."""
+        """The largest need (see :mod:`._rns`) of a window counting this chunk's events only.
+
+        An event counts in the windows ``[klo, min(khi, klo + NS))`` of its instance: a
+        +1 where that run starts and a -1 where it ends, so that the running sum over
+        each instance's windows is every window's count (and the same with the events of
+        repeatable types, its r) in time linear in the events, whatever NS."""
         prog = self.prog
         s1 = int(self.lim[1])
         best = 0
         for g in range(prog.part_role.shape[0]):
             role = prog.part_role[g][ev.types]
-            pid = ev.pid[g]
-            live = (role > 0) & (pid >= 0)
+            live = np.flatnonzero((role > 0) & (ev.pid[g] >= 0))
+            if not len(live):
+                continue
+            pid = ev.pid[g][live]
+            rep = role[live] == 2
             for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
                 if prog.sp_lazy[sp]:  # (the kernel counts them, see _engine._count_in)
                     continue
-                klo, khi = ev.klo[sp], ev.khi[sp]
+                klo = ev.klo[sp][live]
                 base = int(klo.min())
-                span = int(khi.max()) - base
-                keys, rep = [], []
-                for j in range(int(prog.sp_NS[sp])):  # the j-th window of each event
-                    ok = live & (klo + j < khi)
-                    keys.append(pid[ok] * span + (klo[ok] + j - base))
-                    rep.append(role[ok] == 2)
-                key = np.concatenate(keys)
-                if not len(key):
+                stride = int(ev.khi[sp][live].max()) - base + 1
+                hi = np.minimum(ev.khi[sp][live], klo + int(prog.sp_NS[sp]))
+                start = pid * stride + (klo - base)
+                stop = pid * stride + (hi - base)
+                counts, reps = _running_counts(start, stop, rep, (int(pid.max()) + 1) * stride)
+                if not len(counts):
                     continue
-                inv = _dense_codes(key)
-                counts = np.bincount(inv)
-                reps = np.bincount(inv, weights=np.concatenate(rep))
                 bits = np.floor(np.log2(counts)).astype(np.int64) + 1
                 best = max(best, int((reps + s1 * bits).max()))
         return best
@@ -1713,52 +1743,56 @@ class CompiledExecutor:
     # ------------------------------------------------------------------ rows
 
     def _rows(self, out: Out) -> list[ResultRow]:
-        """The result rows of the windows the kernel wrote out, query by query and
-        register by register (a column at a time: a chunk may close many windows)."""
+        """The result rows of the windows the kernel wrote out, in the order of query,
+        window and group (its repr), made a query and a register at a time (a column:
+        a chunk may close many windows)."""
         n = int(out.n[0])
         if not n:
             return []
         width = self.low.max_additive
         values = self.mod.values(out.add[:n].reshape(n * width, self.lanes))
-        rows: list[tuple[int, int, str, ResultRow]] = []
+        keys = out.key[:n]
+        used, at = np.unique(keys[:, 1], return_inverse=True)
+        texts = [repr(self._gkey[gi][1]) for gi in used.tolist()]  # type: ignore[index]
+        text_rank = {t: i for i, t in enumerate(sorted(set(texts)))}
+        rank = np.array([text_rank[t] for t in texts], dtype=np.int64)[at.reshape(-1)]
+        order = np.lexsort((rank, keys[:, 2], keys[:, 0]))  # (stable: as sorted() was)
+        queries = keys[order, 0]
+        cuts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1], True]).tolist()
+        rows: list[ResultRow] = []
         with making_rows():
-            self._add_rows(out, values, rows)
-            rows.sort(key=operator.itemgetter(0, 1, 2))
-            return [r[3] for r in rows]
+            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+                rows += self._query_rows(out, values, order[lo:hi])
+        return rows
 
-    def _add_rows(
-        self, out: Out, values: list[int], rows: list[tuple[int, int, str, ResultRow]]
-    ) -> None:
+    def _query_rows(self, out: Out, values: list[int], idx: np.ndarray) -> list[ResultRow]:
+        """The rows of the windows the kernel wrote out at ``idx`` (one query's, in their
+        order), from the exact ``values`` of every additive register written out."""
         low = self.low
         width = low.max_additive
-        keys = out.key[: int(out.n[0])]
-        for q in np.unique(keys[:, 0]).tolist():
-            idx = np.flatnonzero(keys[:, 0] == q)
-            plan = self.plans[q]
-            bases = (idx * width).tolist()
-            cols: list[list[Any]] = [
-                [values[b + r] for b in bases] for r in range(plan.layout.n_additive)
-            ]
-            for reg, w, decimals in low.readouts[q].sums:
-                scale = self._wscale[w]
-                if decimals >= 0:  # a decimal among the values: a Fraction
-                    cols[reg] = [
-                        Fraction(v, 2**scale) if values[b + decimals] > 0 else v >> scale
-                        for v, b in zip(cols[reg], bases, strict=True)
-                    ]
-                elif self._wfloat[w]:
-                    cols[reg] = [Fraction(v, 2**scale) for v in cols[reg]]
-                elif scale:
-                    cols[reg] = [v >> scale for v in cols[reg]]
-            for reg, a, integers in low.readouts[q].extremes:
-                cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
-            maker = RowMaker(plan)
-            gkey = self._gkey
-            for k, gi, vec in zip(
-                keys[idx, 2].tolist(), keys[idx, 1].tolist(), zip(*cols, strict=True), strict=True
-            ):
-                group = gkey[gi][1]  # type: ignore[index]
-                rows.append((q, k, repr(group), maker(k, group, list(vec))))
+        keys = out.key[idx]
+        q = int(keys[0, 0])
+        plan = self.plans[q]
+        bases = (idx * width).tolist()
+        cols: list[list[Any]] = [
+            [values[b + r] for b in bases] for r in range(plan.layout.n_additive)
+        ]
+        for reg, w, decimals in low.readouts[q].sums:
+            scale = self._wscale[w]
+            if decimals >= 0:  # a decimal among the values: a Fraction
+                cols[reg] = [
+                    Fraction(v, 2**scale) if values[b + decimals] > 0 else v >> scale
+                    for v, b in zip(cols[reg], bases, strict=True)
+                ]
+            elif self._wfloat[w]:
+                cols[reg] = [Fraction(v, 2**scale) for v in cols[reg]]
+            elif scale:
+                cols[reg] = [v >> scale for v in cols[reg]]
+        for reg, a, integers in low.readouts[q].extremes:
+            cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
+        gkey = self._gkey
+        groups = [gkey[gi][1] for gi in keys[:, 1].tolist()]  # type: ignore[index]
+        return RowMaker(plan).rows(keys[:, 2].tolist(), groups, cols)
 
     def _extreme_column(self, ext: np.ndarray, reg: int, a: int, integers: int) -> list[Any]:
         """The values of minimum or maximum register ``reg`` (extreme column ``a``; its
