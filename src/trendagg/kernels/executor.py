@@ -195,25 +195,46 @@ def _running_counts(
     return counts[held], reps[held]
 
 
-def _key_values(col: Column, index: np.ndarray) -> list[object]:
-    """Python values (the value model's) of a column at the given rows."""
+def _group_starts(values: np.ndarray) -> np.ndarray:
+    """The positions where a run of equal values starts (a chunk's time groups)."""
+    change = np.empty(len(values), dtype=bool)
+    change[:1] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    return np.flatnonzero(change)
+
+
+def _key_values(col: Column, index: np.ndarray, codes: bool = False) -> list[object]:
+    """Python values (the value model's) of a column at the given rows (``codes``: of
+    a text column's words of those codes)."""
     if col.kind == "mixed":
         return [col.values[i] for i in index.tolist()]
     if col.kind == "text":
         assert col.dictionary is not None
         words = col.dictionary
-        return [words[c] for c in col.values[index].tolist()]
+        return [words[c] for c in (index if codes else col.values[index]).tolist()]
     return col.values[index].tolist()  # type: ignore[no-any-return]
 
 
 def _keys_of(
-    cols: list[Column], index: np.ndarray
+    cols: list[Column], index: np.ndarray, firsts: bool = True
 ) -> tuple[np.ndarray, list[tuple[object, ...]], np.ndarray]:
     """The keys (values of ``cols``) of the events at ``index``: per event its key's
     number, the distinct keys (Python values), and each one's first event (a position
-    in ``index``)."""
+    in ``index``; ``firsts`` False: maybe not, when not needed to read the keys)."""
     if not cols:
         return np.zeros(len(index), dtype=np.int64), [()], np.zeros(1, dtype=np.int64)
+    if not firsts and len(cols) == 1 and cols[0].kind in ("int", "text") and len(index):
+        # one column of small integers (or words' codes): its distinct values are the keys
+        (col,) = cols
+        values = col.values[index]
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values) + 4096:
+            at = values - lo if lo else values
+            present = np.zeros(hi - lo + 1, dtype=np.int64)
+            present[at] = 1
+            codes = np.flatnonzero(present) + lo
+            keys = codes.tolist() if col.kind == "int" else _key_values(col, codes, True)
+            return (np.cumsum(present) - 1)[at], [(k,) for k in keys], np.zeros(0, np.int64)
     if all(c.kind != "mixed" for c in cols):
         # one int64 code per key (mixed radix over the columns' codes);
         # np.unique(axis=0) on the stacked codes is ten times slower
@@ -293,6 +314,7 @@ class CompiledExecutor:
         self._kept_ranks: set[str] = set()  # ranks the next replay starts from (see _rank)
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
+        self._slots_of: tuple[object, tuple[np.ndarray, np.ndarray]] | None = None
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
@@ -674,14 +696,12 @@ class CompiledExecutor:
         n = len(self._inst_key)
         if not n:
             return
+        # a window slot of a class, or an event count (the lanes' bound), of an open window
+        # (a column of no slot: a bound no window id reaches)
         live = np.zeros(n, dtype=bool)
-        for c in range(len(prog.c_koff)):
-            sp = prog.c_spec[c]
-            cols = st.keys[:n, prog.c_koff[c] : prog.c_koff[c] + prog.c_NS[c]]
-            live |= (cols >= st.closed[sp]).any(axis=1)
-        for sp in range(len(prog.sp_moff)):  # events in an open window (the lanes' bound)
-            cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
-            live |= (cols >= st.closed[sp]).any(axis=1)
+        for rows, specs in zip((st.keys, st.mkeys), self._slot_specs(), strict=True):
+            bound = np.where(specs >= 0, st.closed[specs], np.iinfo(np.int64).max)
+            live |= (rows[:n] >= bound).any(axis=1)
         live |= st.lzi[:n, -1] > 0  # entries of the lazy windows' queue
         dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
         if dead and self._queues():  # (queues and indexes have rows to let go)
@@ -709,6 +729,24 @@ class CompiledExecutor:
                     del self._ginst[gentry]
                     self._gkey[gi] = None
                     self._gfree.append(gi)
+
+    def _slot_specs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per column of ``st.keys`` and of ``st.mkeys``, the window spec of the slot it
+        holds (a class's window slot, an event count's), or -1; found once per program."""
+        prog = self.prog
+        if self._slots_of is None or self._slots_of[0] is not prog:
+            keys = np.full(self.st.keys.shape[1], -1, dtype=np.int64)
+            for off, ns, sp in zip(
+                prog.c_koff.tolist(), prog.c_NS.tolist(), prog.c_spec.tolist(), strict=True
+            ):
+                keys[off : off + ns] = sp
+            counts = np.full(self.st.mkeys.shape[1], -1, dtype=np.int64)
+            for sp, (off, ns) in enumerate(
+                zip(prog.sp_moff.tolist(), prog.sp_NS.tolist(), strict=True)
+            ):
+                counts[off : off + ns] = sp
+            self._slots_of = (prog, (keys, counts))
+        return self._slots_of[1]
 
     # ------------------------------------------------------------------ feeding
 
@@ -1076,12 +1114,14 @@ class CompiledExecutor:
         slots = prog.sp_lazy == 0  # (a lazy spec's bindings take one row of lrow each)
         if n:
             nbind = np.diff(prog.ty_ptr)[ev.types]
-            nk = (ev.khi - ev.klo)[slots].max(axis=0) if slots.any() else np.ones(n, np.int64)
-            cost = nbind * np.maximum(nk, 1)
+            starts = _group_starts(ev.tg)
+            # an event's windows are its time's: one count per time group
+            nk = (ev.khi[:, starts] - ev.klo[:, starts])[slots].max(axis=0) if slots.any() else 1
             if ev.xptr.shape[1] > 1:  # a wildcard event is processed in many instances
-                cost *= 1 + np.diff(ev.xptr, axis=1).sum(axis=0)
-            starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
-            cap = int(np.add.reduceat(cost, starts).max()) + 1
+                cost = nbind * (1 + np.diff(ev.xptr, axis=1).sum(axis=0))
+            else:
+                cost = nbind
+            cap = int((np.add.reduceat(cost, starts) * np.maximum(nk, 1)).max()) + 1
             if not slots.all():
                 lcap = int(np.add.reduceat(nbind, starts).max()) + 1
         AL = low.max_additive * L
@@ -1233,18 +1273,23 @@ class CompiledExecutor:
         )
         types = lut[batch.types]
         times = batch.times
-        change = np.empty(n, dtype=bool)
-        change[0] = True
-        change[1:] = times[1:] != times[:-1]
-        tg = np.cumsum(change, dtype=np.int64) - 1 + self._tg
-        klo = np.empty((n_specs, n), dtype=np.int64)
-        khi = np.empty((n_specs, n), dtype=np.int64)
-        split = ticks(times)  # once for every window spec and pane
+        # the time groups (equal times), and what depends on the time alone (window and
+        # pane ids) found once per group, then repeated for its events
+        starts = _group_starts(times)
+        sizes = np.diff(np.append(starts, n))
+        groups = len(starts)
+        tg = np.repeat(np.arange(self._tg, self._tg + groups, dtype=np.int64), sizes)
+        klo = np.empty((n_specs, groups), dtype=np.int64)
+        khi = np.empty((n_specs, groups), dtype=np.int64)
+        split = ticks(times[starts])  # once for every window spec and pane
         for i, spec in enumerate(low.specs):
             klo[i], khi[i] = window_ids(split, spec)
-        pane = np.zeros((n_sets, n), dtype=np.int64)
+        klo, khi = np.repeat(klo, sizes, axis=1), np.repeat(khi, sizes, axis=1)
+        pane = np.zeros((n_sets, groups if low.panes else n), dtype=np.int64)
         for b, p in enumerate(low.panes):
             pane[b] = pane_ids(split, p)
+        if low.panes:
+            pane = np.repeat(pane, sizes, axis=1)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
         # (read by the kernel only for a qualified partitioning: program.part_x)
         qualified = any(part.qualified for part in low.partitionings)
@@ -1263,7 +1308,10 @@ class CompiledExecutor:
             extra.append(flat)
         copies.sort()
         cp = np.array(copies, dtype=np.int64).reshape(-1, 4)
-        filt = np.ones((max(len(low.filters), 1), n), dtype=np.bool_)
+        # (every row is written: no fill first, but for the one row of no filters)
+        filt = (
+            np.empty((len(low.filters), n), np.bool_) if low.filters else np.ones((1, n), np.bool_)
+        )
         for f, rule in enumerate(low.filters):
             filt[f] = filter_mask(batch, rule)
         bound = Bound(types, filt, pid)
@@ -1328,7 +1376,7 @@ class CompiledExecutor:
         out = np.full(n, -1, dtype=np.int64)
         if not len(index):
             return out
-        inv, keys, _ = _keys_of(cols, index)  # (no columns: one key, ())
+        inv, keys, _ = _keys_of(cols, index, False)  # (no columns: one key, ())
         found = [self._inst.get((g, key)) for key in keys]
         missing = [i for i, inst in enumerate(found) if inst is None]
         ids = np.array([-1 if inst is None else inst for inst in found], dtype=np.int64)
