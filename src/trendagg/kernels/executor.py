@@ -315,6 +315,7 @@ class CompiledExecutor:
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
         self._slots_of: tuple[object, tuple[np.ndarray, np.ndarray]] | None = None
+        self._first: tuple[EventBatch | None, tuple[bytes, int], int] | None = None
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
@@ -955,7 +956,7 @@ class CompiledExecutor:
             # the first chunk's windows tell the lanes the stream needs at least:
             # better a rebuild now than one after running half the chunk (later
             # growth costs one chunk's replay); so do a lazy spec's at every chunk
-            need = self._chunk_need(ev) if self._tg == 0 else 0
+            need = self._first_need(batch, ev) if self._tg == 0 else 0
             need = max(need, self._lazy_need(ev))
             if need > self.lim[0]:
                 self._need = max(self._need, need)
@@ -992,6 +993,7 @@ class CompiledExecutor:
         if not replay:
             self._keep_decisions(batch)
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
+        self._first = None if self._tg else self._first
         return self._rows(out)
 
     def _inexact(self, pr: int) -> None:
@@ -1027,6 +1029,18 @@ class CompiledExecutor:
                 }
             )
 
+    def _first_need(self, batch: EventBatch | None, ev: Events) -> int:
+        """:meth:`_chunk_need` of the first chunk, once: the attempt after the rebuild it
+        asks for finds the same events in the same partitions and windows (the kept
+        answer holds while the roles and s + 1 it read stay the same)."""
+        key = (self.prog.part_role.tobytes(), int(self.lim[1]))
+        kept = self._first
+        if kept is not None and kept[0] is batch and kept[1] == key:
+            return kept[2]
+        need = self._chunk_need(ev)
+        self._first = (batch, key, need)
+        return need
+
     def _chunk_need(self, ev: Events) -> int:
         """The largest need (see :mod:`._rns`) of a window counting this chunk's events only.
 
@@ -1038,22 +1052,29 @@ class CompiledExecutor:
         s1 = int(self.lim[1])
         best = 0
         for g in range(prog.part_role.shape[0]):
-            role = prog.part_role[g][ev.types]
-            live = np.flatnonzero((role > 0) & (ev.pid[g] >= 0))
-            if not len(live):
+            pid = ev.pid[g]
+            live = (prog.part_role[g] > 0)[ev.types] & (pid >= 0)
+            if not live.any():
                 continue
-            pid = ev.pid[g][live]
-            rep = role[live] == 2
+            rep = live & (prog.part_role[g] == 2)[ev.types]
             for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
                 if prog.sp_lazy[sp]:  # (the kernel counts them, see _engine._count_in)
                     continue
-                klo = ev.klo[sp][live]
+                klo, khi = ev.klo[sp], ev.khi[sp]
                 base = int(klo.min())
-                stride = int(ev.khi[sp][live].max()) - base + 1
-                hi = np.minimum(ev.khi[sp][live], klo + int(prog.sp_NS[sp]))
-                start = pid * stride + (klo - base)
-                stop = pid * stride + (hi - base)
-                counts, reps = _running_counts(start, stop, rep, (int(pid.max()) + 1) * stride)
+                stride = int(khi.max()) - base + 1
+                # (in place, a few arrays of the chunk's size; an event of no instance
+                # runs from 0 to 0: no window)
+                start = pid * stride
+                start += klo
+                start -= base
+                start *= live
+                stop = khi - klo
+                np.minimum(stop, prog.sp_NS[sp], out=stop)
+                stop *= live
+                stop += start
+                size = (int(pid.max()) + 1) * stride
+                counts, reps = _running_counts(start, stop, rep, size)
                 if not len(counts):
                     continue
                 bits = np.floor(np.log2(counts)).astype(np.int64) + 1
