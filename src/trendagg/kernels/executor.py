@@ -1319,7 +1319,7 @@ class CompiledExecutor:
         copies: list[tuple[int, int, int, int]] = []
         for g, part in enumerate(low.partitionings):
             if not part.qualified:
-                pid[g] = self._partition_ids(batch, types, g, part.attrs)
+                self._partition_ids(batch, types, g, part.attrs, pid[g])
                 continue
             pid[g], counts, flat = self._qualified_ids(batch, types, tg, g, copies)
             base = sum(len(x) for x in extra)
@@ -1334,7 +1334,7 @@ class CompiledExecutor:
             np.empty((len(low.filters), n), np.bool_) if low.filters else np.ones((1, n), np.bool_)
         )
         for f, rule in enumerate(low.filters):
-            filt[f] = filter_mask(batch, rule)
+            filter_mask(batch, rule, filt[f])
         bound = Bound(types, filt, pid)
         wres = np.zeros((max(len(low.weights), 1), n, L), dtype=np.int64)
         for w, name in enumerate(low.weights):
@@ -1382,21 +1382,21 @@ class CompiledExecutor:
         )
 
     def _partition_ids(
-        self, batch: EventBatch, types: np.ndarray, g: int, attrs: tuple[str, ...]
-    ) -> np.ndarray:
-        n = len(batch)
-        ok = self.low.program.part_role[g][types] > 0
+        self, batch: EventBatch, types: np.ndarray, g: int, attrs: tuple[str, ...], out: np.ndarray
+    ) -> None:
+        """Write each event's instance of partitioning ``g`` into ``out`` (which holds -1,
+        no instance, for every event), making the instances of new keys."""
+        ok = (self.low.program.part_role[g] > 0)[types]
         cols = []
         for a in attrs:
             col = batch.columns.get(a)
             if col is None:
-                return np.full(n, -1, dtype=np.int64)
+                return
             ok &= col.valid
             cols.append(col)
         index = np.flatnonzero(ok)
-        out = np.full(n, -1, dtype=np.int64)
         if not len(index):
-            return out
+            return
         inv, keys, _ = _keys_of(cols, index, False)  # (no columns: one key, ())
         found = [self._inst.get((g, key)) for key in keys]
         missing = [i for i, inst in enumerate(found) if inst is None]
@@ -1404,7 +1404,6 @@ class CompiledExecutor:
         if missing:
             ids[missing] = self._new_instances(g, [keys[i] for i in missing])
         out[index] = ids[inv]
-        return out
 
     def _qualified_ids(
         self,
