@@ -51,10 +51,11 @@ def result_rows(
     windows: Iterable[int | None],
 ) -> list[ResultRow]:
     """``ResultRow(query, start, end, group, values, registers, window)`` for each item
-    of the columns, in a third of the time: a new row's ``__dict__`` filled at once,
-    the state the frozen dataclass's ``__init__`` makes one ``object.__setattr__`` at a
-    time (it has no ``__post_init__``; tests/io/test_io.py checks that the two agree
-    field by field, so a new field fails there first)."""
+    of the columns, in less than half the time (1.1 against 2.5 us a row here): a new
+    row's ``__dict__`` filled at once, the state that the frozen dataclass's
+    ``__init__`` makes one ``object.__setattr__`` at a time (it has no
+    ``__post_init__``; tests/plan/test_row_maker.py checks that the two agree field by
+    field, so that a new field fails there first)."""
     new = object.__new__
     rows: list[ResultRow] = []
     add = rows.append
