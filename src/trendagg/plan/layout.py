@@ -223,6 +223,8 @@ class RowMaker:
         the maker once per row, in a column at a time what can be done so."""
         plan = self.plan
         w = plan.window
+        starts: list[int | float]
+        ends: list[int | float]
         if w.integral:  # int bounds: no Fraction, no cache
             slide, within = w.slide.numerator, w.within.numerator
             starts = [k * slide for k in windows]
