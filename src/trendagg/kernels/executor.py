@@ -1624,7 +1624,9 @@ class CompiledExecutor:
             out[:] = [[v * scale % p for p in primes] for v in vals]
             return out
         scale_residues = np.array([pow(2, self._wscale[w], p) for p in primes], dtype=np.int64)
-        residues_of(vals.astype(np.int64), scale_residues, self.mod.p, self.mod.pinv, out)
+        # (no copy of a contiguous int64 array: the kernel only reads it)
+        values = np.ascontiguousarray(vals, dtype=np.int64)
+        residues_of(values, scale_residues, self.mod.p, self.mod.pinv, out)
         return out
 
     def _float_residues(self, w: int, vals: np.ndarray) -> np.ndarray:
