@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import operator
 from collections import namedtuple
 from fractions import Fraction
 from itertools import repeat
@@ -168,25 +167,74 @@ def _dense_codes(values: np.ndarray) -> np.ndarray:
     return inv.reshape(-1).astype(np.int64)
 
 
-def _key_values(col: Column, index: np.ndarray) -> list[object]:
-    """Python values (the value model's) of a column at the given rows."""
+def _running_counts(
+    start: np.ndarray, stop: np.ndarray, marked: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of runs ``[start, stop)`` (integers in ``[0, size]``) that cover each
+    point covered by at least one, and of those runs ``marked``; a point per stretch of
+    equal counts (which is all :meth:`CompiledExecutor._chunk_need` asks of them)."""
+    if size <= 4 * len(start) + 4096:  # a small range: +1 and -1 at each bound, summed
+        counts = np.cumsum(
+            np.bincount(start, minlength=size + 1) - np.bincount(stop, minlength=size + 1)
+        )
+        reps = np.cumsum(
+            np.bincount(start[marked], minlength=size + 1)
+            - np.bincount(stop[marked], minlength=size + 1)
+        )
+        held = counts > 0
+        return counts[held], reps[held]
+    bounds = np.concatenate([start, stop])
+    order = np.argsort(bounds, kind="stable")
+    step = np.concatenate([np.ones(len(start), np.int64), np.full(len(stop), -1, np.int64)])
+    counts = np.cumsum(step[order])
+    mark = marked.astype(np.int64)
+    reps = np.cumsum(np.concatenate([mark, -mark])[order])
+    sorted_bounds = bounds[order]
+    last = np.r_[sorted_bounds[1:] != sorted_bounds[:-1], True]  # a bound's last step
+    held = last & (counts > 0)
+    return counts[held], reps[held]
+
+
+def _group_starts(values: np.ndarray) -> np.ndarray:
+    """The positions where a run of equal values starts (a chunk's time groups)."""
+    change = np.empty(len(values), dtype=bool)
+    change[:1] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    return np.flatnonzero(change)
+
+
+def _key_values(col: Column, index: np.ndarray, codes: bool = False) -> list[object]:
+    """Python values (the value model's) of a column at the given rows (``codes``: of
+    a text column's words of those codes)."""
     if col.kind == "mixed":
         return [col.values[i] for i in index.tolist()]
     if col.kind == "text":
         assert col.dictionary is not None
         words = col.dictionary
-        return [words[c] for c in col.values[index].tolist()]
+        return [words[c] for c in (index if codes else col.values[index]).tolist()]
     return col.values[index].tolist()  # type: ignore[no-any-return]
 
 
 def _keys_of(
-    cols: list[Column], index: np.ndarray
+    cols: list[Column], index: np.ndarray, firsts: bool = True
 ) -> tuple[np.ndarray, list[tuple[object, ...]], np.ndarray]:
     """The keys (values of ``cols``) of the events at ``index``: per event its key's
     number, the distinct keys (Python values), and each one's first event (a position
-    in ``index``)."""
+    in ``index``; ``firsts`` False: maybe not, when not needed to read the keys)."""
     if not cols:
         return np.zeros(len(index), dtype=np.int64), [()], np.zeros(1, dtype=np.int64)
+    if not firsts and len(cols) == 1 and cols[0].kind in ("int", "text") and len(index):
+        # one column of small integers (or words' codes): its distinct values are the keys
+        (col,) = cols
+        values = col.values[index]
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values) + 4096:
+            at = values - lo if lo else values
+            present = np.zeros(hi - lo + 1, dtype=np.int64)
+            present[at] = 1
+            codes = np.flatnonzero(present) + lo
+            keys = codes.tolist() if col.kind == "int" else _key_values(col, codes, True)
+            return (np.cumsum(present) - 1)[at], [(k,) for k in keys], np.zeros(0, np.int64)
     if all(c.kind != "mixed" for c in cols):
         # one int64 code per key (mixed radix over the columns' codes);
         # np.unique(axis=0) on the stacked codes is ten times slower
@@ -266,6 +314,8 @@ class CompiledExecutor:
         self._kept_ranks: set[str] = set()  # ranks the next replay starts from (see _rank)
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
+        self._slots_of: tuple[object, tuple[np.ndarray, np.ndarray]] | None = None
+        self._first: tuple[EventBatch | None, tuple[bytes, int], int] | None = None
         self._bursts = 0
         self._shared = 0
         self._memory_limit = memory_limit()
@@ -657,14 +707,12 @@ class CompiledExecutor:
         n = len(self._inst_key)
         if not n:
             return
+        # a window slot of a class, or an event count (the lanes' bound), of an open window
+        # (a column of no slot: a bound no window id reaches)
         live = np.zeros(n, dtype=bool)
-        for c in range(len(prog.c_koff)):
-            sp = prog.c_spec[c]
-            cols = st.keys[:n, prog.c_koff[c] : prog.c_koff[c] + prog.c_NS[c]]
-            live |= (cols >= st.closed[sp]).any(axis=1)
-        for sp in range(len(prog.sp_moff)):  # events in an open window (the lanes' bound)
-            cols = st.mkeys[:n, prog.sp_moff[sp] : prog.sp_moff[sp] + prog.sp_NS[sp]]
-            live |= (cols >= st.closed[sp]).any(axis=1)
+        for rows, specs in zip((st.keys, st.mkeys), self._slot_specs(), strict=True):
+            bound = np.where(specs >= 0, st.closed[specs], np.iinfo(np.int64).max)
+            live |= (rows[:n] >= bound).any(axis=1)
         live |= st.lzi[:n, -1] > 0  # entries of the lazy windows' queue
         dead = [i for i in np.flatnonzero(~live).tolist() if self._inst_key[i] is not None]
         if dead and self._queues():  # (queues and indexes have rows to let go)
@@ -692,6 +740,24 @@ class CompiledExecutor:
                     del self._ginst[gentry]
                     self._gkey[gi] = None
                     self._gfree.append(gi)
+
+    def _slot_specs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per column of ``st.keys`` and of ``st.mkeys``, the window spec of the slot it
+        holds (a class's window slot, an event count's), or -1; found once per program."""
+        prog = self.prog
+        if self._slots_of is None or self._slots_of[0] is not prog:
+            keys = np.full(self.st.keys.shape[1], -1, dtype=np.int64)
+            for off, ns, sp in zip(
+                prog.c_koff.tolist(), prog.c_NS.tolist(), prog.c_spec.tolist(), strict=True
+            ):
+                keys[off : off + ns] = sp
+            counts = np.full(self.st.mkeys.shape[1], -1, dtype=np.int64)
+            for sp, (off, ns) in enumerate(
+                zip(prog.sp_moff.tolist(), prog.sp_NS.tolist(), strict=True)
+            ):
+                counts[off : off + ns] = sp
+            self._slots_of = (prog, (keys, counts))
+        return self._slots_of[1]
 
     # ------------------------------------------------------------------ feeding
 
@@ -901,7 +967,7 @@ class CompiledExecutor:
             # the first chunk's windows tell the lanes the stream needs at least:
             # better a rebuild now than one after running half the chunk (later
             # growth costs one chunk's replay); so do a lazy spec's at every chunk
-            need = self._chunk_need(ev) if self._tg == 0 else 0
+            need = self._first_need(batch, ev) if self._tg == 0 else 0
             need = max(need, self._lazy_need(ev))
             if need > self.lim[0]:
                 self._need = max(self._need, need)
@@ -938,6 +1004,7 @@ class CompiledExecutor:
         if not replay:
             self._keep_decisions(batch)
         self._tg = int(ev.tg[-1]) + 1 if len(ev.tg) else self._tg
+        self._first = None if self._tg else self._first
         return self._rows(out)
 
     def _inexact(self, pr: int) -> None:
@@ -973,32 +1040,54 @@ class CompiledExecutor:
                 }
             )
 
+    def _first_need(self, batch: EventBatch | None, ev: Events) -> int:
+        """:meth:`_chunk_need` of the first chunk, once: the attempt after the rebuild it
+        asks for finds the same events in the same partitions and windows (the kept
+        answer holds while the roles and s + 1 it read stay the same)."""
+        key = (self.prog.part_role.tobytes(), int(self.lim[1]))
+        kept = self._first
+        if kept is not None and kept[0] is batch and kept[1] == key:
+            return kept[2]
+        need = self._chunk_need(ev)
+        self._first = (batch, key, need)
+        return need
+
     def _chunk_need(self, ev: Events) -> int:
-        """The largest need (see :mod:`._rns`) of a window counting this chunk's events only."""
+        """The largest need (see :mod:`._rns`) of a window counting this chunk's events only.
+
+        An event counts in the windows ``[klo, min(khi, klo + NS))`` of its instance: a
+        +1 where that run starts and a -1 where it ends, so that the running sum over
+        each instance's windows is every window's count (and the same with the events of
+        repeatable types, its r) in time linear in the events, whatever NS."""
         prog = self.prog
         s1 = int(self.lim[1])
         best = 0
         for g in range(prog.part_role.shape[0]):
-            role = prog.part_role[g][ev.types]
             pid = ev.pid[g]
-            live = (role > 0) & (pid >= 0)
+            live = (prog.part_role[g] > 0)[ev.types] & (pid >= 0)
+            if not live.any():
+                continue
+            rep = live & (prog.part_role[g] == 2)[ev.types]
             for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
                 if prog.sp_lazy[sp]:  # (the kernel counts them, see _engine._count_in)
                     continue
                 klo, khi = ev.klo[sp], ev.khi[sp]
                 base = int(klo.min())
-                span = int(khi.max()) - base
-                keys, rep = [], []
-                for j in range(int(prog.sp_NS[sp])):  # the j-th window of each event
-                    ok = live & (klo + j < khi)
-                    keys.append(pid[ok] * span + (klo[ok] + j - base))
-                    rep.append(role[ok] == 2)
-                key = np.concatenate(keys)
-                if not len(key):
+                stride = int(khi.max()) - base + 1
+                # (in place, a few arrays of the chunk's size; an event of no instance
+                # runs from 0 to 0: no window)
+                start = pid * stride
+                start += klo
+                start -= base
+                start *= live
+                stop = khi - klo
+                np.minimum(stop, prog.sp_NS[sp], out=stop)
+                stop *= live
+                stop += start
+                size = (int(pid.max()) + 1) * stride
+                counts, reps = _running_counts(start, stop, rep, size)
+                if not len(counts):
                     continue
-                inv = _dense_codes(key)
-                counts = np.bincount(inv)
-                reps = np.bincount(inv, weights=np.concatenate(rep))
                 bits = np.floor(np.log2(counts)).astype(np.int64) + 1
                 best = max(best, int((reps + s1 * bits).max()))
         return best
@@ -1057,12 +1146,14 @@ class CompiledExecutor:
         slots = prog.sp_lazy == 0  # (a lazy spec's bindings take one row of lrow each)
         if n:
             nbind = np.diff(prog.ty_ptr)[ev.types]
-            nk = (ev.khi - ev.klo)[slots].max(axis=0) if slots.any() else np.ones(n, np.int64)
-            cost = nbind * np.maximum(nk, 1)
+            starts = _group_starts(ev.tg)
+            # an event's windows are its time's: one count per time group
+            nk = (ev.khi[:, starts] - ev.klo[:, starts])[slots].max(axis=0) if slots.any() else 1
             if ev.xptr.shape[1] > 1:  # a wildcard event is processed in many instances
-                cost *= 1 + np.diff(ev.xptr, axis=1).sum(axis=0)
-            starts = np.flatnonzero(np.r_[True, ev.tg[1:] != ev.tg[:-1]])
-            cap = int(np.add.reduceat(cost, starts).max()) + 1
+                cost = nbind * (1 + np.diff(ev.xptr, axis=1).sum(axis=0))
+            else:
+                cost = nbind
+            cap = int((np.add.reduceat(cost, starts) * np.maximum(nk, 1)).max()) + 1
             if not slots.all():
                 lcap = int(np.add.reduceat(nbind, starts).max()) + 1
         AL = low.max_additive * L
@@ -1214,18 +1305,23 @@ class CompiledExecutor:
         )
         types = lut[batch.types]
         times = batch.times
-        change = np.empty(n, dtype=bool)
-        change[0] = True
-        change[1:] = times[1:] != times[:-1]
-        tg = np.cumsum(change, dtype=np.int64) - 1 + self._tg
-        klo = np.empty((n_specs, n), dtype=np.int64)
-        khi = np.empty((n_specs, n), dtype=np.int64)
-        split = ticks(times)  # once for every window spec and pane
+        # the time groups (equal times), and what depends on the time alone (window and
+        # pane ids) found once per group, then repeated for its events
+        starts = _group_starts(times)
+        sizes = np.diff(np.append(starts, n))
+        groups = len(starts)
+        tg = np.repeat(np.arange(self._tg, self._tg + groups, dtype=np.int64), sizes)
+        klo = np.empty((n_specs, groups), dtype=np.int64)
+        khi = np.empty((n_specs, groups), dtype=np.int64)
+        split = ticks(times[starts])  # once for every window spec and pane
         for i, spec in enumerate(low.specs):
             klo[i], khi[i] = window_ids(split, spec)
-        pane = np.zeros((n_sets, n), dtype=np.int64)
+        klo, khi = np.repeat(klo, sizes, axis=1), np.repeat(khi, sizes, axis=1)
+        pane = np.zeros((n_sets, groups if low.panes else n), dtype=np.int64)
         for b, p in enumerate(low.panes):
             pane[b] = pane_ids(split, p)
+        if low.panes:
+            pane = np.repeat(pane, sizes, axis=1)
         pid = np.full((len(low.partitionings), n), -1, dtype=np.int64)
         # (read by the kernel only for a qualified partitioning: program.part_x)
         qualified = any(part.qualified for part in low.partitionings)
@@ -1234,7 +1330,7 @@ class CompiledExecutor:
         copies: list[tuple[int, int, int, int]] = []
         for g, part in enumerate(low.partitionings):
             if not part.qualified:
-                pid[g] = self._partition_ids(batch, types, g, part.attrs)
+                self._partition_ids(batch, types, g, part.attrs, pid[g])
                 continue
             pid[g], counts, flat = self._qualified_ids(batch, types, tg, g, copies)
             base = sum(len(x) for x in extra)
@@ -1244,9 +1340,12 @@ class CompiledExecutor:
             extra.append(flat)
         copies.sort()
         cp = np.array(copies, dtype=np.int64).reshape(-1, 4)
-        filt = np.ones((max(len(low.filters), 1), n), dtype=np.bool_)
+        # (every row is written: no fill first, but for the one row of no filters)
+        filt = (
+            np.empty((len(low.filters), n), np.bool_) if low.filters else np.ones((1, n), np.bool_)
+        )
         for f, rule in enumerate(low.filters):
-            filt[f] = filter_mask(batch, rule)
+            filter_mask(batch, rule, filt[f])
         bound = Bound(types, filt, pid)
         wres = np.zeros((max(len(low.weights), 1), n, L), dtype=np.int64)
         for w, name in enumerate(low.weights):
@@ -1294,29 +1393,28 @@ class CompiledExecutor:
         )
 
     def _partition_ids(
-        self, batch: EventBatch, types: np.ndarray, g: int, attrs: tuple[str, ...]
-    ) -> np.ndarray:
-        n = len(batch)
-        ok = self.low.program.part_role[g][types] > 0
+        self, batch: EventBatch, types: np.ndarray, g: int, attrs: tuple[str, ...], out: np.ndarray
+    ) -> None:
+        """Write each event's instance of partitioning ``g`` into ``out`` (which holds -1,
+        no instance, for every event), making the instances of new keys."""
+        ok = (self.low.program.part_role[g] > 0)[types]
         cols = []
         for a in attrs:
             col = batch.columns.get(a)
             if col is None:
-                return np.full(n, -1, dtype=np.int64)
+                return
             ok &= col.valid
             cols.append(col)
         index = np.flatnonzero(ok)
-        out = np.full(n, -1, dtype=np.int64)
         if not len(index):
-            return out
-        inv, keys, _ = _keys_of(cols, index)  # (no columns: one key, ())
+            return
+        inv, keys, _ = _keys_of(cols, index, False)  # (no columns: one key, ())
         found = [self._inst.get((g, key)) for key in keys]
         missing = [i for i, inst in enumerate(found) if inst is None]
         ids = np.array([-1 if inst is None else inst for inst in found], dtype=np.int64)
         if missing:
             ids[missing] = self._new_instances(g, [keys[i] for i in missing])
         out[index] = ids[inv]
-        return out
 
     def _qualified_ids(
         self,
@@ -1537,7 +1635,9 @@ class CompiledExecutor:
             out[:] = [[v * scale % p for p in primes] for v in vals]
             return out
         scale_residues = np.array([pow(2, self._wscale[w], p) for p in primes], dtype=np.int64)
-        residues_of(vals.astype(np.int64), scale_residues, self.mod.p, self.mod.pinv, out)
+        # (no copy of a contiguous int64 array: the kernel only reads it)
+        values = np.ascontiguousarray(vals, dtype=np.int64)
+        residues_of(values, scale_residues, self.mod.p, self.mod.pinv, out)
         return out
 
     def _float_residues(self, w: int, vals: np.ndarray) -> np.ndarray:
@@ -1724,52 +1824,56 @@ class CompiledExecutor:
     # ------------------------------------------------------------------ rows
 
     def _rows(self, out: Out) -> list[ResultRow]:
-        """The result rows of the windows the kernel wrote out, query by query and
-        register by register (a column at a time: a chunk may close many windows)."""
+        """The result rows of the windows the kernel wrote out, in the order of query,
+        window and group (its repr), made a query and a register at a time (a column:
+        a chunk may close many windows)."""
         n = int(out.n[0])
         if not n:
             return []
         width = self.low.max_additive
         values = self.mod.values(out.add[:n].reshape(n * width, self.lanes))
-        rows: list[tuple[int, int, str, ResultRow]] = []
+        keys = out.key[:n]
+        used, at = np.unique(keys[:, 1], return_inverse=True)
+        texts = [repr(self._gkey[gi][1]) for gi in used.tolist()]  # type: ignore[index]
+        text_rank = {t: i for i, t in enumerate(sorted(set(texts)))}
+        rank = np.array([text_rank[t] for t in texts], dtype=np.int64)[at.reshape(-1)]
+        order = np.lexsort((rank, keys[:, 2], keys[:, 0]))  # (stable: as sorted() was)
+        queries = keys[order, 0]
+        cuts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1], True]).tolist()
+        rows: list[ResultRow] = []
         with making_rows():
-            self._add_rows(out, values, rows)
-            rows.sort(key=operator.itemgetter(0, 1, 2))
-            return [r[3] for r in rows]
+            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+                rows += self._query_rows(out, values, order[lo:hi])
+        return rows
 
-    def _add_rows(
-        self, out: Out, values: list[int], rows: list[tuple[int, int, str, ResultRow]]
-    ) -> None:
+    def _query_rows(self, out: Out, values: list[int], idx: np.ndarray) -> list[ResultRow]:
+        """The rows of the windows the kernel wrote out at ``idx`` (one query's, in their
+        order), from the exact ``values`` of every additive register written out."""
         low = self.low
         width = low.max_additive
-        keys = out.key[: int(out.n[0])]
-        for q in np.unique(keys[:, 0]).tolist():
-            idx = np.flatnonzero(keys[:, 0] == q)
-            plan = self.plans[q]
-            bases = (idx * width).tolist()
-            cols: list[list[Any]] = [
-                [values[b + r] for b in bases] for r in range(plan.layout.n_additive)
-            ]
-            for reg, w, decimals in low.readouts[q].sums:
-                scale = self._wscale[w]
-                if decimals >= 0:  # a decimal among the values: a Fraction
-                    cols[reg] = [
-                        Fraction(v, 2**scale) if values[b + decimals] > 0 else v >> scale
-                        for v, b in zip(cols[reg], bases, strict=True)
-                    ]
-                elif self._wfloat[w]:
-                    cols[reg] = [Fraction(v, 2**scale) for v in cols[reg]]
-                elif scale:
-                    cols[reg] = [v >> scale for v in cols[reg]]
-            for reg, a, integers in low.readouts[q].extremes:
-                cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
-            maker = RowMaker(plan)
-            gkey = self._gkey
-            for k, gi, vec in zip(
-                keys[idx, 2].tolist(), keys[idx, 1].tolist(), zip(*cols, strict=True), strict=True
-            ):
-                group = gkey[gi][1]  # type: ignore[index]
-                rows.append((q, k, repr(group), maker(k, group, list(vec))))
+        keys = out.key[idx]
+        q = int(keys[0, 0])
+        plan = self.plans[q]
+        bases = (idx * width).tolist()
+        cols: list[list[Any]] = [
+            [values[b + r] for b in bases] for r in range(plan.layout.n_additive)
+        ]
+        for reg, w, decimals in low.readouts[q].sums:
+            scale = self._wscale[w]
+            if decimals >= 0:  # a decimal among the values: a Fraction
+                cols[reg] = [
+                    Fraction(v, 2**scale) if values[b + decimals] > 0 else v >> scale
+                    for v, b in zip(cols[reg], bases, strict=True)
+                ]
+            elif self._wfloat[w]:
+                cols[reg] = [Fraction(v, 2**scale) for v in cols[reg]]
+            elif scale:
+                cols[reg] = [v >> scale for v in cols[reg]]
+        for reg, a, integers in low.readouts[q].extremes:
+            cols.append(self._extreme_column(out.ext[idx], reg, a, integers))
+        gkey = self._gkey
+        groups = [gkey[gi][1] for gi in keys[:, 1].tolist()]  # type: ignore[index]
+        return RowMaker(plan).rows(keys[:, 2].tolist(), groups, cols)
 
     def _extreme_column(self, ext: np.ndarray, reg: int, a: int, integers: int) -> list[Any]:
         """The values of minimum or maximum register ``reg`` (extreme column ``a``; its

@@ -376,8 +376,7 @@ def _acyclic(preds: list[list[int]]) -> bool:
 
 def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    for i, items in enumerate(lists):
-        ptr[i + 1] = ptr[i] + len(items)
+    np.cumsum([len(items) for items in lists], out=ptr[1:])
     flat = np.array([x for items in lists for x in items], dtype=np.int64)
     return ptr, flat
 
@@ -791,13 +790,14 @@ class _Lowering:
         ldj_ptr, ldj_j = _csr([[j for j, _ in items] for items in ldj])
         _, ldj_pos = _csr([[pos for _, pos in items] for items in ldj])
         # per lazy class, the read classes that read it (transitively), by rank
-        desc = [
-            sorted(
-                (d for d in range(n_c) if d != c and c in anc[d] and c_read_of(d)),
-                key=rank.__getitem__,
-            )
-            for c in range(n_c)
-        ]
+        # (found from each read class's ancestors: not every pair of classes)
+        below: list[list[int]] = [[] for _ in range(n_c)]
+        for d in range(n_c):
+            if c_read_of(d):
+                for c in anc[d]:
+                    if c != d:
+                        below[c].append(d)
+        desc = [sorted(found, key=rank.__getitem__) for found in below]
         q_lroff, _, _, gw = _blocks(
             [
                 [qi for qi in self.parts[g].queries if q["q_gsel"][qi] == sel and q["q_lazy"][qi]]
@@ -997,9 +997,9 @@ class _Lowering:
             [int(x) for x in self.tables["c_end_q"][a:b]]  # type: ignore[index]
             for a, b in itertools.pairwise(self.tables["c_end_ptr"].tolist())  # type: ignore[attr-defined]
         ]
-        special = [
+        special = {
             qi for qi in range(len(q["q_spec"])) if q["q_nkind"][qi] >= 0 or q["q_trail"][qi] >= 0
-        ]
+        }
         self.tables["c_end_ptr"], self.tables["c_end_q"] = _csr(
             [[x for x in row if x not in special] for row in ends]
         )

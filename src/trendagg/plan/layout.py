@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import ExecutionError
-from trendagg.io.results import ResultRow
+from trendagg.io.results import ResultRow, result_rows
 from trendagg.language import ast
 from trendagg.plan.windows import as_number
 
@@ -158,6 +158,29 @@ def _reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[Vec], object]:
     return lambda vec: None if vec[count] == 0 else float(Fraction(vec[total]) / vec[count])
 
 
+def _column_reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[list[list[Any]]], list[Any]]:
+    """:func:`_reader` for many vectors at once, given as columns (one list per register):
+    the output's values, one per vector."""
+    if agg.var is None:
+        return operator.itemgetter(0)
+    if agg.func == "COUNT":
+        return operator.itemgetter(lay.count_index(agg.var))
+    assert agg.attr is not None
+    key = (agg.var, agg.attr)
+    if agg.func == "MIN":
+        return operator.itemgetter(lay.min_start + lay.mins.index(key))
+    if agg.func == "MAX":
+        return operator.itemgetter(lay.max_start + lay.maxs.index(key))
+    total = lay.sum_index(*key)
+    if agg.func == "SUM":
+        return lambda cols: list(map(_out_number, cols[total]))
+    count = lay.count_index(agg.var)
+    return lambda cols: [
+        None if c == 0 else float(Fraction(t) / c)
+        for t, c in zip(cols[total], cols[count], strict=True)
+    ]
+
+
 def result_row(plan: QueryPlan, k: int, group: tuple[object, ...], vec: Vec) -> ResultRow:
     """The output row of one (query, group, window k) from its combined registers."""
     return RowMaker(plan)(k, group, vec)
@@ -170,6 +193,11 @@ class RowMaker:
     def __init__(self, plan: QueryPlan):
         self.plan = plan
         self.readers = _readers(plan)
+        self.column_readers = [
+            _column_reader(out.aggregate, plan.layout)
+            for out in plan.outputs
+            if out.aggregate is not None
+        ]
         self.bounds: dict[int, tuple[int | float, int | float]] = {}
 
     def __call__(self, k: int, group: tuple[object, ...], vec: Vec) -> ResultRow:
@@ -186,6 +214,43 @@ class RowMaker:
             registers=tuple(vec),
             window=k,
         )
+
+    def rows(
+        self, windows: list[int], groups: list[tuple[object, ...]], columns: list[list[Any]]
+    ) -> list[ResultRow]:
+        """The rows of many (window, group) pairs of the query, in their order, from their
+        registers as columns (``columns[r][i]``: register r of row i): equal to calling
+        the maker once per row, in a column at a time what can be done so."""
+        plan = self.plan
+        w = plan.window
+        starts: list[int | float]
+        ends: list[int | float]
+        if w.integral:  # int bounds: no Fraction, no cache
+            slide, within = w.slide.numerator, w.within.numerator
+            starts = [k * slide for k in windows]
+            ends = [s + within for s in starts]
+        else:
+            bounds = self.bounds
+            for k in set(windows).difference(bounds):
+                bounds[k] = (as_number(w.start(k)), as_number(w.end(k)))
+            starts = [bounds[k][0] for k in windows]
+            ends = [bounds[k][1] for k in windows]
+        names = plan.group_names
+        if names:
+            group_dicts = [dict(zip(names, group, strict=True)) for group in groups]
+        else:
+            group_dicts = [{} for _ in groups]
+        outputs = [name for name, _ in self.readers]
+        read = [reader(columns) for reader in self.column_readers]
+        if len(read) == 1:
+            (name,), (column,) = outputs, read
+            value_dicts = [{name: v} for v in column]
+        elif read:
+            value_dicts = [dict(zip(outputs, v, strict=True)) for v in zip(*read, strict=True)]
+        else:
+            value_dicts = [{} for _ in windows]
+        registers = list(zip(*columns, strict=True))
+        return result_rows(plan.name, starts, ends, group_dicts, value_dicts, registers, windows)
 
 
 def combine_rows(plan: QueryPlan, rows: list[ResultRow]) -> ResultRow:

@@ -154,16 +154,19 @@ def _bool(cond: ast.BoolExpr, batch: EventBatch, index: np.ndarray) -> np.ndarra
     raise _Unsupported
 
 
-def filter_mask(batch: EventBatch, rule: Any) -> np.ndarray:
-    """True where the event has ``rule``'s type, its required attributes, and passes its predicates."""
-    n = len(batch)
+def filter_mask(batch: EventBatch, rule: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """True where the event has ``rule``'s type, its required attributes, and passes its
+    predicates; written into ``out`` (a bool array of the batch's length) when given."""
+    mask = np.empty(len(batch), dtype=bool) if out is None else out
     if rule.type_ not in batch.type_names:
-        return np.zeros(n, dtype=bool)
-    mask: np.ndarray = batch.types == batch.type_names.index(rule.type_)
+        mask[:] = False
+        return mask
+    np.equal(batch.types, batch.type_names.index(rule.type_), out=mask)
     for name in rule.required:
         col = batch.columns.get(name)
         if col is None:
-            return np.zeros(n, dtype=bool)
+            mask[:] = False
+            return mask
         mask &= col.valid
     if not rule.predicates:
         return mask
@@ -180,9 +183,8 @@ def filter_mask(batch: EventBatch, rule: Any) -> np.ndarray:
                         name: v for name, col in cols.items() if (v := _value(col, i)) is not None
                     }
                     keep[j] = pred(attrs)
-    out = np.zeros(n, dtype=bool)
-    out[index[keep]] = True
-    return out
+    mask[index[~keep]] = False  # (true at index before)
+    return mask
 
 
 def _value(col: Any, i: int) -> object:
