@@ -51,11 +51,13 @@ AUTHORS = "authors"  # the authors' code: the combination is counted only with b
 KERNEL = "kernel"
 CONVENTIONS = (FACTOR_ONE, AUTHORS, KERNEL)
 # the kernel model's costs per unit, against a non-shared register update of one query
-# and window (1): a coefficient entry propagated, one applied to a snapshot's registers
-# (the kernel's per-event loops over 1,000,000 ecommerce events, ``benchmarks/
-# sharon_sequences.py``'s funnel workload: 2 and 3 within 20% on this machine)
-PROPAGATION = 2.0
-EVALUATION = 3.0
+# and window (1): a coefficient entry propagated, one applied to a snapshot's registers.
+# Measured 2026-11-27 on a busy 2-core Xeon over 1,000,000 ecommerce events (60 queries,
+# a shared 4-item sub-sequence after entry points, with and without a private item
+# after it): GRETA's update 31-36 ns; a propagation about 110 ns, an evaluation about
+# 430 ns (with its loop over the live snapshots that hold no prefix of the query)
+PROPAGATION = 3.0
+EVALUATION = 12.0
 _MODELS = {  # what a BValue counts, per cost model (explain says it)
     FACTOR_ONE: "updates per window saved, Eq. 8",
     AUTHORS: "updates per window saved, Eq. 8 as the authors' code counts them",
@@ -237,14 +239,15 @@ def _kernel_cost(
     whose patterns are equal up to p's end update one set of registers (the compiled
     kernel's classes of states equal by construction, HAMLET's prefix sharing).
 
-    Shared (spec section 3.4, ``trendagg.kernels._gloria``): the events of p's first
-    type join the last START group, or open one (a snapshot: a register update per
-    query and window) when a prefix that its queries end before p has changed since;
-    so a window holds g = 1 + (the events that end a prefix, per distinct binding)
-    groups, at most one per START event (none without one). An event of p's later types propagates each
-    live group's coefficients once for all queries (PROPAGATION each); the event after
-    p in a query evaluates each group of each of its windows for that query
-    (EVALUATION each), and a query that p ends evaluates them once at the window's end."""
+    Shared (spec section 3.4, ``trendagg.kernels._gloria``): an event of p's first
+    type joins the last START group (an entry added: PROPAGATION), or opens one (a
+    snapshot: a register update per query and window) when a prefix that its queries
+    end before p has changed since, or a slide has passed; so a window holds g = w +
+    (the events that end a prefix, per distinct binding) groups, at most one per START
+    event. An event of p's later types propagates each live group's coefficients once
+    for all queries (PROPAGATION each); the event after p in a query evaluates each
+    group of each of its windows for that query (EVALUATION each), and a query that p
+    ends evaluates them once at the window's end."""
     p = candidate.pattern
     q0 = queries[candidate.queries[0]]
     at = q0.position(p)
@@ -256,10 +259,10 @@ def _kernel_cost(
         start = q.position(p)
         if start > 0:
             ends[(q.types[start - 1], q.rules[start - 1])] = rate_at(q, start - 1)
-    groups = min(1.0 + sum(ends.values()), first)
+    groups = min(w + sum(ends.values()), first)
     inner = sum(rate_at(q0, i) for i in range(at + 1, at + len(p)))
     alone = 0.0
-    shared = first + groups * len(candidate.queries) * w + inner * groups * PROPAGATION
+    shared = (first + inner * groups) * PROPAGATION + groups * len(candidate.queries) * w
     classes = set()  # queries equal up to p's end: one set of registers for p already
     for name in candidate.queries:
         q = queries[name]
@@ -662,8 +665,9 @@ def optimize(
     ``max_vertices`` vertices), then per connected component the reduction
     and the plan finder (GWMIN's plan for a component the ``budget`` seconds, counted
     from the start, do not cover: the level search is exponential in the worst case,
-    and 120 queries over shared routes gave a component of 895 candidates).
-    ``rates``: the event types' rates, or such rates per signature (as
+    and 120 queries over shared routes gave a component of 895 candidates). The graph
+    without options is searched first: where the options' search runs out of time, the
+    better of the two plans is taken. ``rates``: the event types' rates, or such rates per signature (as
     :func:`estimate_rates` gives them). The same queries and rates give the same plan
     in any order."""
     started = time.perf_counter()
@@ -679,27 +683,19 @@ def optimize(
     kept = set(graph.vertices)
     non_beneficial = [c for c in candidates if c not in kept]
     declined = [weight(c) for c in non_beneficial]
+    found = _search(graph, budget, started)
     expanded = False
     if expand and graph.vertices:
         more = expanded_candidates(graph, by_name, max_vertices)
         if more is not None:
-            graph = Graph.build(more, weight, by_name)
-            expanded = True
-    chosen: list[int] = []
-    free: list[int] = []
-    pruned: list[int] = []
-    bound = 0.0
-    visited = 0
-    timed_out = False
-    for component in graph.components():
-        reduction = reduce_graph(graph, component)
-        search = find_plan(graph, reduction.remaining, budget, started)
-        chosen += search.plan + reduction.free
-        free += reduction.free
-        pruned += reduction.pruned
-        bound += reduction.bound
-        visited += search.visited
-        timed_out |= search.timed_out
+            wider = Graph.build(more, weight, by_name)
+            again = _search(wider, budget, started)
+            # the options' plan, unless its search ran out of time and GWMIN's fallback
+            # scores below the plan without options (valid there too: a candidate is
+            # its own widest option)
+            if not again[5] or wider.score(again[0]) >= graph.score(found[0]):
+                graph, found, expanded = wider, again, True
+    chosen, free, pruned, bound, visited, timed_out = found
     return SharonPlan(
         graph=graph,
         chosen=sorted(chosen),
@@ -715,6 +711,31 @@ def optimize(
         declined=declined,
         convention=convention,
     )
+
+
+def _search(
+    graph: Graph, budget: float | None, started: float
+) -> tuple[list[int], list[int], list[int], float, int, bool]:
+    """Per connected component, the reduction and the plan finder (GWMIN's plan for
+    the components that the ``budget`` seconds from ``started`` do not cover): the plan,
+    its conflict-free and pruned vertices, the GWMIN bound, the plans visited and
+    whether the budget ran out."""
+    chosen: list[int] = []
+    free: list[int] = []
+    pruned: list[int] = []
+    bound = 0.0
+    visited = 0
+    timed_out = False
+    for component in graph.components():
+        reduction = reduce_graph(graph, component)
+        search = find_plan(graph, reduction.remaining, budget, started)
+        chosen += search.plan + reduction.free
+        free += reduction.free
+        pruned += reduction.pruned
+        bound += reduction.bound
+        visited += search.visited
+        timed_out |= search.timed_out
+    return chosen, free, pruned, bound, visited, timed_out
 
 
 __all__ = [
