@@ -5,8 +5,11 @@ Workloads of fixed-length SEQ queries (``workloads.sequence_workload``): an entr
 the queries share in their middles and ends. Strategies in one run, each configuration
 in a fresh process (its own peak memory), rows checked equal across strategies:
 
-- ``sharon``: SHARON's optimal plan (rates estimated from the stream's first events),
-  on the compiled kernel (its snapshots: ``trendagg.kernels._gloria``);
+- ``sharon``: SHARON's optimal plan (rates estimated from the stream's first events,
+  weighed by the kernel's cost model, the default), on the compiled kernel (its
+  snapshots: ``trendagg.kernels._gloria``); where no sub-sequence pays, the hamlet plan;
+- ``sharon-paper``: the plan the paper's cost model (Eq. 1-8) chooses, same executor
+  (the funnel sweep only);
 - ``sharon-greedy``: GWMIN's plan, same executor;
 - ``sharon-python``: SHARON's plan on the reference executor;
 - ``aseq``: the paper's non-shared baseline, a record per START event;
@@ -16,8 +19,10 @@ in a fresh process (its own peak memory), rows checked equal across strategies:
 
 Sweeps: queries 20 -> 120; events per window (events per minute over a 1-minute
 window); pattern length 4 -> 30; the share of entry events; the compiled engines alone
-over 1,000,000 events (20 -> 120 queries); and the optimizer alone (SHARON's level
-search, GWMIN, exhaustive) from 10 to 70 queries. The Python engines run small streams: the
+over 1,000,000 events (20 -> 120 queries); funnels (``workloads.funnel_workload``: 100
+queries, an entry path then an item path, issue #17's workload) over 1,000,000 events
+as entry events grow rarer, and against A-Seq over 100,000; and the optimizer alone
+(SHARON's level search, GWMIN, exhaustive) from 10 to 70 queries. The Python engines run small streams: the
 absolute numbers are not the paper's (Java, millions of events); the ratios are the
 point, and so is where sharing pays.
 
@@ -34,12 +39,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+CACHE = Path(tempfile.gettempdir()) / "trendagg-bench-sharon"  # the streams, between runs
 sys.path.insert(0, str(HERE))
 from hamlet_rideshare import fresh_runs, machine, plot, run_sweeps, write_rows  # noqa: E402
 
@@ -53,6 +62,9 @@ STRATEGIES = [
     "hamlet-compiled",
 ]
 COMPILED = ["sharon", "sharon-greedy", "greta-compiled", "hamlet-compiled"]
+# the funnel workload (issue #17's): the kernel's and the paper's cost model, no sharing
+FUNNEL = ["sharon", "sharon-paper", "greta-compiled", "hamlet-compiled"]
+FUNNEL_ASEQ = ["sharon", "aseq", "greta-compiled"]
 EXHAUSTIVE_TIMEOUT = 20.0
 # sharon: the level search with a run's time budget (0.5 s, then GWMIN's plan for the rest);
 # unbounded: without it; gwmin and exhaustive: on the same graph
@@ -70,15 +82,18 @@ def child(config: dict[str, object]) -> dict[str, object]:
     from trendagg.optimizer.plan import sequences_of, sharing_plan
     from trendagg.optimizer.sharon import estimate_rates, exhaustive, gwmin, optimize, seq_query
     from trendagg.plan.compile import compile_workload
-    from workloads import sequence_workload
+    from workloads import funnel_workload, sequence_workload
 
     items = int(config.get("items", 50))  # type: ignore[call-overload]
-    workload = sequence_workload(
-        int(config["k"]),  # type: ignore[call-overload]
-        int(config["length"]),  # type: ignore[call-overload]
-        chunks=min(16, items // 2),
-        items=items,
-    )
+    if config.get("funnel"):
+        workload = funnel_workload(int(config["k"]), items=items)  # type: ignore[call-overload]
+    else:
+        workload = sequence_workload(
+            int(config["k"]),  # type: ignore[call-overload]
+            int(config["length"]),  # type: ignore[call-overload]
+            chunks=min(16, items // 2),
+            items=items,
+        )
     plans = compile_workload(parse(workload))
     if config.get("part") == "optimizer":
         queries = [q for q in (seq_query(p) for p in plans) if q is not None]
@@ -106,23 +121,19 @@ def child(config: dict[str, object]) -> dict[str, object]:
             "timed_out": plan.timed_out if config["strategy"] == "sharon" else False,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
-    records = ecommerce(
-        int(config["events"]),  # type: ignore[call-overload]
-        events_per_minute=int(config["epm"]),  # type: ignore[call-overload]
-        items=items,
-        entry_share=float(config.get("entry", 0.05)),  # type: ignore[arg-type]
-        seed=11,
-    )
-    events = from_records(records).events
+    with stream_cache(config).open("rb") as f:
+        events = pickle.load(f)
     strategy = str(config["strategy"])
     compiled = strategy.endswith("-compiled")
-    name = strategy.removesuffix("-compiled").removesuffix("-greedy").removesuffix("-python")
+    name = strategy.split("-")[0]
     plan = None
     planning = 0.0
     if name == "sharon":  # planned before the clock starts (the optimizer's time: its column)
         kernel = strategy != "sharon-python"
+        model = "factor-one" if strategy == "sharon-paper" else "kernel"
         clock = time.perf_counter()
-        plan = sharing_plan(plans, "sharon", rates=estimate_rates(plans, events), compiled=kernel)
+        rates = estimate_rates(plans, events)
+        plan = sharing_plan(plans, "sharon", rates=rates, compiled=kernel, sharon_model=model)
         if strategy == "sharon-greedy":
             greedy = sequences_of(plans, plan.sharon.graph, plan.sharon.greedy)
             plan = sharing_plan(plans, "sharon", sequences=greedy)
@@ -154,9 +165,40 @@ def child(config: dict[str, object]) -> dict[str, object]:
     }
 
 
+def stream_cache(config: dict[str, object]) -> Path:
+    """Where the configuration's ecommerce events are kept, read (pickled), between its
+    runs: made once (by :func:`prepare`), not in every measured process."""
+    keys = ("events", "epm", "items", "entry")
+    values = [config.get("items", 50) if k == "items" else config.get(k, 0.05) for k in keys]
+    return CACHE / ("ecommerce-" + "-".join(str(v) for v in values) + ".pickle")
+
+
+def prepare(config: dict[str, object]) -> None:
+    """The configuration's events, made and read as a run reads them, into its cache."""
+    from trendagg.generate import ecommerce
+    from trendagg.io import from_records
+
+    records = ecommerce(
+        int(config["events"]),  # type: ignore[call-overload]
+        events_per_minute=int(config["epm"]),  # type: ignore[call-overload]
+        items=int(config.get("items", 50)),  # type: ignore[call-overload]
+        entry_share=float(config.get("entry", 0.05)),  # type: ignore[arg-type]
+        seed=11,
+    )
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = stream_cache(config)
+    with path.with_suffix(".part").open("wb") as f:
+        pickle.dump(from_records(records).events, f, protocol=pickle.HIGHEST_PROTOCOL)
+    path.with_suffix(".part").replace(path)
+
+
 def measure(config: dict[str, object], repeats: int) -> dict[str, object]:
     """Median of ``repeats`` runs, each in a fresh process (the optimizer's unbounded
     searches within EXHAUSTIVE_TIMEOUT)."""
+    if config.get("part") != "optimizer" and not stream_cache(config).exists():
+        subprocess.run(
+            [sys.executable, __file__, "--prepare", json.dumps(config)], check=True, cwd=HERE
+        )
     searches = config.get("part") == "optimizer" and config["strategy"] in (
         "exhaustive",
         "unbounded",
@@ -172,6 +214,11 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
     epms = [300, 1_200] if quick else [300, 600, 1_200, 2_400]
     lengths = [4, 8] if quick else [4, 8, 16, 30]
     entries = [0.01, 0.2] if quick else [0.005, 0.02, 0.05, 0.2]
+    fk = 30 if quick else 100
+    small = 4_000 if quick else 100_000
+    funnel_entries = [0.002, 0.05] if quick else [0.0005, 0.002, 0.01, 0.05]
+    funnel = {"funnel": 1, "events": big, "epm": 6_000, "k": fk, "length": 0, "items": 28}
+    funnel["entry"] = 0.002
     return [
         (
             "queries (length 4, 600 events/min)",
@@ -198,6 +245,17 @@ def experiments(quick: bool) -> list[tuple[str, str, list[dict[str, object]]]]:
             f"the compiled engines over {big:,} events (length 4, 600 events/min)",
             "k",
             [{**base, "events": big, "k": k, "strategy": s} for k in ks for s in COMPILED],
+        ),
+        (
+            f"funnels, {fk} queries over {big:,} events (6,000 events/min over 28 item types, "
+            "10-minute windows sliding by 5): the share of entry events",
+            "entry",
+            [{**funnel, "entry": e, "strategy": s} for e in funnel_entries for s in FUNNEL],
+        ),
+        (
+            f"funnels against A-Seq ({fk} queries, entry share 0.002, {small:,} events)",
+            "entry",
+            [{**funnel, "events": small, "strategy": s} for s in FUNNEL_ASEQ],
         ),
     ]
 
@@ -269,11 +327,15 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--part", choices=("all", "execution", "optimizer"), default="all")
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(json.loads(args.child))))
+        return
+    if args.prepare is not None:
+        prepare(json.loads(args.prepare))
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.part in ("all", "execution"):
@@ -289,16 +351,18 @@ def execution(quick: bool, repeats: int) -> None:
     )
     write_rows(everything, RESULTS / "sharon_sequences.csv")
     styles = dict(zip(STRATEGIES, ["o-", "o--", "o:", "s:", "^-", "v-.", "d-."], strict=True))
+    styles["sharon-paper"] = "o-."
     plot(plotted, RESULTS / "sharon_sequences.png", styles)
     head = [
         "# SHARON: shared sub-sequences against GRETA and A-Seq (ecommerce stream)",
         "",
         f"Machine: {machine()}. Run {time.strftime('%Y-%m-%d')}, "
         f"{time.time() - started:.0f} s. Medians of {repeats} fresh processes; rows "
-        "equal across strategies (checked). Engine time only: the events are made and read, "
-        "sharon's plan made (rates estimated from the first 100,000 events; its "
-        "own column), and the compiled kernel loaded from numba's cache (a run over the "
-        "first 1,000 events) before the clock starts. `vs greta`: against the Python GRETA; "
+        "equal across strategies (checked). Engine time only: the events are made and read "
+        "once per configuration (kept between its runs), sharon's plan made (rates "
+        "estimated from the first 100,000 events; its own column), and the compiled "
+        "kernel loaded from numba's cache (a run over the first 1,000 events) before the "
+        "clock starts. `vs greta`: against the Python GRETA; "
         "`sharon` and `sharon-greedy` run on the compiled kernel, `sharon-python` on the "
         "reference executor.",
         "",

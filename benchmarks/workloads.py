@@ -169,6 +169,46 @@ def sequence_workload(
     return "\n".join(lines)
 
 
+def funnel_workload(
+    k: int,
+    *,
+    chunks: int = 7,
+    chunk: int = 4,
+    items: int = 28,
+    window: str = "WITHIN 10 min SLIDE 5 min",
+    seed: int = 3,
+) -> str:
+    """k funnel queries over the ecommerce stream: how a customer came in (a sequence of
+    one to three distinct entry points, Login, Search, Ad: 15 such paths) and then the
+    ``chunk`` items of one of ``chunks`` item paths (disjoint item types, drawn from
+    ``items``). The queries that end their entry path alike and view the same items
+    share that sub-sequence (SHARON's case where it pays: its START, an entry point, is
+    rare, so a window opens few START groups); the item paths alone are shared by more
+    queries, with a START group per entry that changes a prefix."""
+    import itertools
+    import random
+
+    rng = random.Random(seed)
+    names = [f"Item{i + 1:02d}" for i in range(items)]
+    rng.shuffle(names)
+    if chunks * chunk > items:
+        raise ValueError("the items run out: fewer chunks, or shorter ones")
+    paths = [names[i * chunk : (i + 1) * chunk] for i in range(chunks)]
+    entries = [p for m in (1, 2, 3) for p in itertools.permutations(["Login", "Search", "Ad"], m)]
+    shapes = [(e, c) for e in entries for c in range(chunks)]
+    if k > len(shapes):
+        raise ValueError(f"{len(shapes)} funnels at most: more chunks")
+    rng.shuffle(shapes)
+    lines = []
+    for i, (entry, c) in enumerate(shapes[:k]):
+        parts = [f"{t} E{j + 1}" for j, t in enumerate(entry)]
+        parts += [f"{t} I{j + 1}" for j, t in enumerate(paths[c])]
+        lines.append(
+            f"q{i + 1}: RETURN COUNT(*) PATTERN SEQ({', '.join(parts)}) WHERE [customer] {window};"
+        )
+    return "\n".join(lines)
+
+
 GLORIA_WINDOWS = (
     "WITHIN 5 min SLIDE 5 min",
     "WITHIN 10 min SLIDE 5 min",
