@@ -97,7 +97,7 @@ class Node:
     back: dict[int, Node] = field(default_factory=dict)
     pruned: str | None = None  # why it was pruned
     name: str = ""  # n1, n2, ... for plans in the order they were made; start/end nodes by type
-    member: dict[str, QSet] = field(default_factory=dict)
+    member: dict[str, QSet] = field(init=False)  # query -> its Q-set
     kept: dict[int, Node] | None = None  # (edge pruning: the edges from these stay)
 
     def __post_init__(self) -> None:
@@ -412,10 +412,12 @@ def distance_from_starts(
             source = kept.get(p)
             if source is None or source.pruned is not None:
                 continue
-            i = sources.position(source.index)
+            at = sources.at
+            i = (sources.locate() if at is None else at).get(source.index)
             if i is None:
                 continue
-            value = source.d_s + bundle.weight(i)
+            kind = sources.kind
+            value = source.d_s + bundle.weights[0 if kind is None else kind[i]]
         else:
             key = (id(sources), id(bundle.weights))
             found = None if known is None else known.get(key)
@@ -759,15 +761,19 @@ def build_graph(
             for c in arrivals
         ]
         # per class, its kinds' edge weights into a node, by what they read of the node
-        weighed_in: dict[tuple[int, int, tuple[QSet, ...]], list[float]] = {}
-        reads: dict[tuple[int, int], tuple[QSet, ...]] = {}  # (node, predecessor)
+        # (per predecessor what a node reads, one object per value: keyed by identity)
+        weighed_in: dict[tuple[int, int, int], list[float]] = {}
+        reads: dict[int, list[tuple[QSet, ...]]] = {}  # per node, per predecessor
+        same_reads: dict[tuple[QSet, ...], tuple[QSet, ...]] = {}
         joined: set[tuple[int, int, int]] = set()  # (node, predecessor, class)
+        from_start = Sources([starts[pool.source]]) if pool.starts else None
+        alone = [qset([q], None) for q in sorted(pool.starts)]  # (their singletons)
         for picked in itertools.product(*(range(len(c)) for c in classes)):
             work += 1
             if limit is not None and work > limit:
                 raise OverBudget(pool.name())
             brought = [s for i, c in enumerate(picked) for s in arrivals[i][c][0]]
-            for how, qsets in _candidates(pool, brought, r, mode, merge, local):
+            for how, qsets in _candidates(pool, brought, r, mode, merge, local, alone):
                 node = found.get(qsets)
                 if node is None:
                     own = 0.0
@@ -777,27 +783,32 @@ def build_graph(
                         own = model.cycle(r, pool.unit, label, len(pool.queries))
                     node = found[qsets] = graph.add_node(gpool.index, qsets, own=own, how=how)
                     built += 1
-                    if pool.starts:
-                        graph.add_edge(starts[pool.source], node, weigh(starts[pool.source], node))
+                    if from_start is not None:  # (a new node: no edge from it yet)
+                        graph.join(from_start, node, [weigh(from_start.nodes[0], node)])
+                sides = reads.get(node.index)
+                if sides is None:
+                    sides = reads[node.index] = [
+                        same_reads.setdefault(side, side)
+                        for side in map(_meeting, itertools.repeat(node), common, amongs)
+                    ]
                 for i, c in enumerate(picked):
                     # a class joins a node once, all its members at once: no edge twice
-                    if (node.index, i, c) in joined:
+                    key = (node.index, i, c)
+                    if key in joined:
                         continue
-                    joined.add((node.index, i, c))
+                    joined.add(key)
                     _, same, _, firsts = arrivals[i][c]
-                    side = reads.get((node.index, i))
-                    if side is None:
-                        side = reads[(node.index, i)] = _meeting(node, common[i], amongs[i])
-                    one = weighed_in.get((i, c, side))
+                    read = (i, c, id(sides[i]))
+                    one = weighed_in.get(read)
                     if one is None:
-                        one = weighed_in[(i, c, side)] = [weigh(x, node) for x in firsts]
+                        one = weighed_in[read] = [weigh(x, node) for x in firsts]
                     graph.join(joining[i][c], node, one)
                     work += len(same)
             if mode == "greedy":
                 break  # (one node per pool: one combination)
-        known: dict[tuple[int, int], tuple[float, int]] = {}
+        lightest: dict[tuple[int, int], tuple[float, int]] = {}
         for node in gpool.nodes:
-            distance_from_starts(graph, node, known)
+            distance_from_starts(graph, node, lightest)
         if mode == "greedy":
             _keep_one(gpool, combo_shared=_arriving_shared(pool, parents))
         elif mode == "gloria":
@@ -821,6 +832,9 @@ def build_graph(
     return Built(graph, template, pool_of, mode, built)
 
 
+_Class = tuple[list[Node], list[int], list[Node]]  # nodes, their kinds, each kind's first
+
+
 def _arrival_classes(
     pool: Pool, nodes: Sequence[Node], common: Sequence[str]
 ) -> list[tuple[tuple[QSet, ...], list[Node], list[int], list[Node]]]:
@@ -842,12 +856,18 @@ def _arrival_classes(
     elif len(common) == 1:
         one = common[0]
         sides = [(node.member[one],) for node in nodes]
+    elif len(common) == 2:  # (_meeting's, without a call per node)
+        one, two = common
+        pairs = [(m[one], m[two]) for m in [node.member for node in nodes]]
+        sides = [
+            (a,) if a is b else (a, b) if a.queries[0] < b.queries[0] else (b, a) for a, b in pairs
+        ]
     else:
         sides = [_meeting(node, common, among) for node in nodes]
     # per class its nodes, their kinds and each kind's first node; per side its class
     # and kind (a side, the Q-sets a node brings whole, gives both)
-    classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], tuple[list[Node], ...]] = {}
-    seen: dict[tuple[QSet, ...], tuple[tuple[list[Node], list[int], list[Node]], int]] = {}
+    classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], _Class] = {}
+    seen: dict[tuple[QSet, ...], tuple[_Class, int]] = {}
     cuts: dict[tuple[str, ...], tuple[str, ...]] = {}  # (nodes share Q-sets' queries)
     for node, side in zip(nodes, sides, strict=True):
         got = seen.get(side)
@@ -861,7 +881,8 @@ def _arrival_classes(
             found = classes.get(tuple(key))
             if found is None:
                 found = classes[tuple(key)] = ([], [], [])
-            got = seen[side] = (found, len(found[2]))
+            got = (found, len(found[2]))
+            seen[side] = got
             found[2].append(node)
         (same, kind, _), k = got
         same.append(node)
@@ -933,9 +954,12 @@ def _candidates(
     mode: str,
     merge: str,
     local: str,
+    alone: Sequence[QSet] = (),
 ) -> Iterator[tuple[str, tuple[QSet, ...]]]:
     """The pool's candidate plans from the Q-sets one combination of its predecessors'
-    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`)."""
+    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`);
+    ``alone``: the non-shared Q-sets of the queries that start at the pool, sorted, if
+    the caller has them already."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
@@ -943,12 +967,10 @@ def _candidates(
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
         return
-    items = list(brought)
-    arriving = {q: part for part in brought for q in part.queries}
-    items += [qset([q], None) for q in sorted(pool.starts)]
     if mode == "exhaustive" or merge == "subsets":
-        yield from full_space(pool, arriving)
+        yield from full_space(pool, {q: part for part in brought for q in part.queries})
     else:
+        items = [*brought, *(alone or [qset([q], None) for q in sorted(pool.starts)])]
         yield from generate(items, pool.source, rates, mode, merge, local)
 
 

@@ -148,6 +148,9 @@ _Pointers = dict[int, dict[int, Node]]  # node index -> pool -> node (GETPATHS' 
 _Key = tuple[Node | None, ...]  # the nodes chosen in some pools (None: none yet)
 
 
+_Way = tuple[Bundle, None] | tuple[list[Bundle], int]  # (see _Forest.ways)
+
+
 class _Forest:
     """What the rooted DP over ``pools`` (:func:`_tree_search`) reads that no choice of
     the nodes around them changes, so that :func:`forest_search` works it out once for
@@ -191,9 +194,10 @@ class _Forest:
         # per surviving node, its ways on in the order of the graph's edges: a bundle of
         # edges into it from a child pool (k None), or, as a source of kind k, the edges
         # of its class to the child pool (one list per class, shared by its nodes)
-        self.ways: dict[int, list[tuple[Bundle, None] | tuple[list[Bundle], int]]] = {}
-        downward = {(p, q) for q, p in self.parent.items() if p is not None}
-        links = [0] * len(graph.pools)  # per pool: its surviving nodes' edges to such nodes
+        self.ways: dict[int, list[_Way]] = {}
+        width = len(graph.pools)  # (a pair of pools (p, q) as p * width + q)
+        downward = {p * width + q for q, p in self.parent.items() if p is not None}
+        links = [0] * width  # per pool: its surviving nodes' edges to such nodes
         living: dict[int, int] = {}  # per Sources: its surviving nodes
         outward: dict[int, list[Bundle]] = {}  # per Sources: its bundles to a child pool
         for bundle in graph.bundles:
@@ -208,7 +212,7 @@ class _Forest:
                 continue
             links[sources.pool] += n
             links[b.pool] += n
-            if (sources.pool, b.pool) in downward:
+            if sources.pool * width + b.pool in downward:
                 group = outward.get(id(sources))
                 if group is None:
                     group = outward[id(sources)] = []
@@ -218,7 +222,7 @@ class _Forest:
                             way = (group, 0 if kind is None else kind[i])
                             self.ways.setdefault(a.index, []).append(way)
                 group.append(bundle)
-            elif (b.pool, sources.pool) in downward:
+            elif b.pool * width + sources.pool in downward:
                 self.ways.setdefault(b.index, []).append((bundle, None))
         self.touched = [sum(links[p] for p in order) for order in self.groups]
         self.around: dict[int, tuple[int, ...]] = {}
@@ -287,35 +291,45 @@ def _ways_on(
     lightest way on, summed; None when a child pool has no way on) and its pointers."""
     sums: dict[int, float | None] = {}
     down: _Pointers = {}
-    shared: dict[tuple[int, int], tuple[float, Node]] = {}  # per class and kind
+    # the lightest way on per class and kind (of a node's class), or per class and
+    # weights (of the classes that join a node; () when none of them survives)
+    shared: dict[tuple[int, int], tuple[float, Node] | tuple[()]] = {}
+    ways, children = forest.ways, forest.children[p]
     for x in forest.alive[p]:
         best: dict[int, tuple[float, Node]] = {}
-        for way, k in forest.ways.get(x.index, ()):
-            if k is None:
-                found = _lightest_in(way, values[way.sources.pool])
+        for way, k in ways.get(x.index, ()):
+            if k is None:  # (nodes joined by one class with the same weights share it)
+                assert isinstance(way, Bundle)
+                key = (id(way.sources), id(way.weights))
+                found = shared.get(key)
                 if found is None:
-                    continue
+                    found = shared[key] = _lightest_in(way, values[way.sources.pool])
             else:
+                assert isinstance(way, list)
                 found = shared.get((id(way), k))
                 if found is None:
                     found = shared[(id(way), k)] = _lightest_out(way, k, values)
-            q = found[1].pool
-            if q not in best or found[0] < best[q][0]:
-                best[q] = found
-        complete = len(best) >= forest.children[p]
-        sums[x.index] = sum(v for v, _ in best.values()) if complete else None
+            if not found:
+                continue
+            v, y = found
+            if y.pool not in best or v < best[y.pool][0]:
+                best[y.pool] = (v, y)
+        complete = len(best) >= children
+        sums[x.index] = sum([v for v, _ in best.values()]) if complete else None
         down[x.index] = {q: y for q, (_, y) in best.items()}
     return sums, down
 
 
-def _lightest_in(bundle: Bundle, values: Mapping[int, float]) -> tuple[float, Node] | None:
+def _lightest_in(bundle: Bundle, values: Mapping[int, float]) -> tuple[float, Node] | tuple[()]:
     """The lightest way on through a bundle of edges into the node (the first of as
-    light ones), over its surviving sources (None: none survives)."""
-    best: tuple[float, Node] | None = None
-    for i, y in enumerate(bundle.sources.nodes):
+    light ones), over its surviving sources (``()``: none survives)."""
+    sources = bundle.sources
+    weights, kind = bundle.weights, sources.kind
+    best: tuple[float, Node] | tuple[()] = ()
+    for i, y in enumerate(sources.nodes):
         if y.pruned is None:
-            v = bundle.weight(i) + values[y.index]
-            if best is None or v < best[0]:
+            v = weights[0 if kind is None else kind[i]] + values[y.index]
+            if not best or v < best[0]:
                 best = (v, y)
     return best
 
