@@ -418,6 +418,11 @@ def distance_from_starts(
                 continue
             kind = sources.kind
             value = source.d_s + bundle.weights[0 if kind is None else kind[i]]
+        elif len(nodes) == 1:  # (a start node's edge, or one made alone)
+            source = nodes[0]
+            if source.pruned is not None:
+                continue
+            value = source.d_s + bundle.weight(0)
         else:
             key = (id(sources), id(bundle.weights))
             found = None if known is None else known.get(key)

@@ -299,7 +299,7 @@ def _ways_on(
         best: dict[int, tuple[float, Node]] = {}
         for way, k in ways.get(x.index, ()):
             if k is None:  # (nodes joined by one class with the same weights share it)
-                assert isinstance(way, Bundle)
+                assert isinstance(way, Bundle)  # (and a list of them otherwise)
                 key = (id(way.sources), id(way.weights))
                 found = shared.get(key)
                 if found is None:
