@@ -231,15 +231,24 @@ BUDGET = 50_000
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while the graph is built and searched: its hundreds
-    of thousands of edges (rideshare, 200 queries: 420,000) are all kept, yet each batch
-    of new ones sets off a collection, and every tenth or so scans all of them (a
-    quarter of the planning time there)."""
+    of thousands of objects (rideshare, 200 queries: 330,000) are all kept, yet each
+    batch of new ones sets off a collection, and every tenth or so scans all of them (a
+    quarter of the planning time there).
+
+    Afterwards they are moved to the oldest generation (``gc.freeze`` then
+    ``gc.unfreeze``), as long-lived objects: else the first allocation after the
+    collector is on again scans every one of them as young (0.13 s there), and a
+    collection of the middle generation once more. Not when the process has frozen
+    objects of its own (``gc.unfreeze`` would thaw them)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from trendagg.optimizer.gloria_template import (
     KLEENE,
@@ -57,10 +57,13 @@ MERGES = ("all", "values", "subsets")
 LOCALS = ("rarer", "any")
 
 
-@dataclass(frozen=True, order=True)
-class QSet:
+class QSet(NamedTuple):
     """Queries that share one transition (section 2.2); ``label`` is the snapshot type
-    (section 2.3), None for a non-shared query (then it is one query)."""
+    (section 2.3), None for a non-shared query (then it is one query).
+
+    A named tuple, compared, sorted and hashed as ``(queries, label)``: the graph's
+    builder keys and sorts its candidate plans by their Q-sets hundreds of thousands
+    of times, which a dataclass would do in Python."""
 
     queries: tuple[str, ...]
     label: str | None
@@ -81,7 +84,8 @@ def plan_text(qsets: Sequence[QSet]) -> str:
 @dataclass(eq=False, slots=True)
 class Node:
     """A node of the graph: a candidate plan of pool ``pool`` (``kind`` "plan"), or a
-    start or end node. ``own`` is its own weight (a Kleene cycle's, Eq. 24)."""
+    start or end node. ``own`` is its own weight (a Kleene cycle's, Eq. 24); ``kept``,
+    once edge pruning has run on it, the back-pointers whose edges it kept."""
 
     index: int
     pool: int
@@ -93,7 +97,8 @@ class Node:
     back: dict[int, Node] = field(default_factory=dict)
     pruned: str | None = None  # why it was pruned
     name: str = ""  # n1, n2, ... for plans in the order they were made; start/end nodes by type
-    member: dict[str, QSet] = field(default_factory=dict)
+    member: dict[str, QSet] = field(init=False)  # query -> its Q-set
+    kept: dict[int, Node] | None = None  # (edge pruning: the edges from these stay)
 
     def __post_init__(self) -> None:
         self.member = {q: s for s in self.qsets for q in s.queries}
@@ -104,10 +109,62 @@ class Node:
 
 @dataclass(eq=False, slots=True)
 class Edge:
+    """An edge as the graph reports it (:attr:`Graph.edges`, :attr:`Graph.incoming`): made
+    when asked for, since the graph keeps its edges by :class:`Sources`, not one by one."""
+
     source: Node
     target: Node
     weight: float
     pruned: bool = False
+
+
+class Sources:
+    """Nodes of one pool that join their targets together (a class of
+    :func:`_arrival_classes`, or one node), with per node the kind of its edges' weight
+    (None: one weight for all). A node is in at most one :class:`Sources` per pool it
+    has edges into, so that its edges there keep the order the graph made them in."""
+
+    __slots__ = ("nodes", "kind", "pool", "at")
+
+    def __init__(self, nodes: Sequence[Node], kind: Sequence[int] | None = None) -> None:
+        self.nodes = nodes
+        self.kind = kind
+        self.pool = nodes[0].pool
+        self.at: dict[int, int] | None = None  # node index -> position, once asked for
+
+    def locate(self) -> dict[int, int]:
+        """Per node index its position among :attr:`nodes`."""
+        if self.at is None:
+            self.at = {n.index: i for i, n in enumerate(self.nodes)}
+        return self.at
+
+    def position(self, index: int) -> int | None:
+        """Where the node of that index is among :attr:`nodes` (None: not there)."""
+        return self.locate().get(index)
+
+
+_INDEXED = 4  # a node with more bundles into it than this has them by source pool too
+
+
+class Bundle:
+    """The edges from every node of ``sources`` to ``target``: ``weights`` per kind."""
+
+    __slots__ = ("sources", "target", "weights")
+
+    def __init__(self, sources: Sources, target: Node, weights: Sequence[float]) -> None:
+        self.sources = sources
+        self.target = target
+        self.weights = weights
+
+    def weight(self, i: int) -> float:
+        kind = self.sources.kind
+        return self.weights[0 if kind is None else kind[i]]
+
+    def edges(self) -> Iterator[Edge]:
+        target, kept = self.target, self.target.kept
+        for i, source in enumerate(self.sources.nodes):
+            pruned = kept is not None and kept.get(source.pool) is not source
+            yield Edge(source, target, self.weight(i), pruned)
 
 
 @dataclass(eq=False)
@@ -131,15 +188,23 @@ class GraphPool:
 class Graph:
     """A GLORIA graph: pools in topological order, nodes, edges, and ``weigh``, the
     weight of any two nodes of consecutive pools (the cost model), for plans whose
-    edges were never built."""
+    edges were never built.
+
+    The edges are kept as the builder makes them, a class of a preceding pool's nodes
+    joining a node at once (:meth:`join`), with a weight per kind of node: the graph of
+    200 rideshare queries has 400,000 edges and 70,000 joins. :attr:`edges` and
+    :attr:`incoming` show them one by one, in the order they were made."""
 
     pools: list[GraphPool] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
-    edges: dict[tuple[int, int], Edge] = field(default_factory=dict)
-    incoming: dict[int, list[Edge]] = field(default_factory=dict)
     weigh: Callable[[Node, Node], float] | None = None
     operations: int = 0  # edges and nodes the path search touched
     plans: int = 0  # plan nodes made
+    bundles: list[Bundle] = field(default_factory=list, repr=False)  # in the order made
+    into: dict[int, list[Bundle]] = field(default_factory=dict, repr=False)  # per target
+    # per target with many bundles (an end node), its bundles by source pool: to find one
+    indexed: dict[int, dict[int, list[Bundle]]] = field(default_factory=dict, repr=False)
+    count: int = 0  # edges
 
     def add_pool(self, name: str, kind: str, preds: Sequence[int] = ()) -> GraphPool:
         pool = GraphPool(len(self.pools), name, kind, list(preds))
@@ -166,27 +231,79 @@ class Graph:
         return node
 
     def add_edge(self, source: Node, target: Node, weight: float) -> Edge:
-        key = (source.index, target.index)
-        edge = self.edges.get(key)
-        if edge is None:
-            edge = self.edges[key] = Edge(source, target, weight)
-            self.incoming.setdefault(target.index, []).append(edge)
-        return edge
+        """The edge from ``source`` to ``target``, made with ``weight`` if it is new."""
+        found = self.find(source, target)
+        if found is None:
+            self.join(Sources([source]), target, [weight])
+            found = weight
+        return Edge(source, target, found, Graph.pruned(source, target))
 
-    def join(self, sources: Iterable[Node], target: Node, weights: Iterable[float]) -> None:
-        """An edge from each of ``sources`` to ``target`` with its weight, none of them in
-        the graph yet (:meth:`add_edge` without the look-up, for many edges at once)."""
-        into = self.incoming.setdefault(target.index, [])
-        edges = self.edges
-        for source, weight in zip(sources, weights, strict=True):
-            edge = edges[(source.index, target.index)] = Edge(source, target, weight)
-            into.append(edge)
+    def join(self, sources: Sources, target: Node, weights: Sequence[float]) -> None:
+        """An edge from each of ``sources`` to ``target``, none of them in the graph yet,
+        weighing ``weights[k]`` for a source of kind k (``weights[0]`` for all if the
+        sources have no kinds)."""
+        bundle = Bundle(sources, target, weights)
+        self.bundles.append(bundle)
+        into = self.into.get(target.index)
+        if into is None:
+            self.into[target.index] = [bundle]
+        else:
+            into.append(bundle)
+            if len(into) > _INDEXED:
+                self.indexed.pop(target.index, None)
+        self.count += len(sources.nodes)
+
+    def find(self, source: Node, target: Node) -> float | None:
+        """The weight of the edge from ``source`` to ``target``; None: there is none."""
+        bundles = self.into.get(target.index)
+        if bundles is None:
+            return None
+        pool = source.pool
+        if len(bundles) > _INDEXED:
+            index = self.indexed.get(target.index)
+            if index is None:
+                index = self.indexed[target.index] = {}
+                for bundle in bundles:
+                    index.setdefault(bundle.sources.pool, []).append(bundle)
+            bundles = index.get(pool, [])
+        for bundle in bundles:
+            sources = bundle.sources
+            if sources.pool != pool:
+                continue
+            at = sources.at
+            if at is None:
+                at = sources.locate()
+            i = at.get(source.index)
+            if i is not None:
+                kind = sources.kind
+                return bundle.weights[0 if kind is None else kind[i]]
+        return None
+
+    @staticmethod
+    def pruned(source: Node, target: Node) -> bool:
+        """Whether edge pruning dropped the edge (Lemma 5.8)."""
+        kept = target.kept
+        return kept is not None and kept.get(source.pool) is not source
 
     def weight(self, source: Node, target: Node) -> float:
-        edge = self.edges.get((source.index, target.index))
-        if edge is not None:
-            return edge.weight
+        found = self.find(source, target)
+        if found is not None:
+            return found
         return INF if self.weigh is None else self.weigh(source, target)
+
+    @property
+    def edges(self) -> _Edges:
+        """Every edge, keyed by its ends' indices, in the order they were made."""
+        return _Edges(self)
+
+    @property
+    def incoming(self) -> _Incoming:
+        """Per node index, the edges into it, in the order they were made."""
+        return _Incoming(self)
+
+    def ways_in(self, node: Node) -> int:
+        """The edges into the node."""
+        return sum(len(b.sources.nodes) for b in self.into.get(node.index, ()))
 
     def alive(self) -> list[Node]:
         return [n for n in self.nodes if n.pruned is None]
@@ -218,41 +335,147 @@ class Graph:
         return out
 
 
+class _Edges(Mapping[tuple[int, int], Edge]):
+    """The graph's edges as a mapping (source index, target index) -> :class:`Edge`."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __len__(self) -> int:
+        return self.graph.count
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for bundle in self.graph.bundles:
+            b = bundle.target.index
+            for source in bundle.sources.nodes:
+                yield source.index, b
+
+    def __getitem__(self, key: tuple[int, int]) -> Edge:
+        nodes = self.graph.nodes
+        a, b = key
+        if not (0 <= a < len(nodes) and 0 <= b < len(nodes)):
+            raise KeyError(key)
+        weight = self.graph.find(nodes[a], nodes[b])
+        if weight is None:
+            raise KeyError(key)
+        return Edge(nodes[a], nodes[b], weight, Graph.pruned(nodes[a], nodes[b]))
+
+    def values(self) -> Iterator[Edge]:  # type: ignore[override]
+        for bundle in self.graph.bundles:
+            yield from bundle.edges()
+
+    def items(self) -> Iterator[tuple[tuple[int, int], Edge]]:  # type: ignore[override]
+        for edge in self.values():
+            yield (edge.source.index, edge.target.index), edge
+
+
+class _Incoming(Mapping[int, list[Edge]]):
+    """The edges into each node, as a mapping node index -> its edges."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __len__(self) -> int:
+        return len(self.graph.into)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.graph.into)
+
+    def __getitem__(self, index: int) -> list[Edge]:
+        return [e for bundle in self.graph.into[index] for e in bundle.edges()]
+
+
 # ----------------------------------------------------------------------------- distances
 
 
-def distance_from_starts(graph: Graph, node: Node) -> None:
+def distance_from_starts(
+    graph: Graph, node: Node, known: dict[tuple[int, int], tuple[float, int]] | None = None
+) -> None:
     """Eq. 22 (plus the node's own weight, Eq. 24): per preceding pool the lightest
-    way in over the surviving edges, with its back-pointer."""
+    way in over the surviving edges, with its back-pointer (of two as light, the edge
+    made first). ``known``: the lightest way through each bundle's sources and weights
+    already found, for nodes of one pool (their sources' d_s stay as they are)."""
     pool = graph.pools[node.pool]
     if pool.kind == "start":
         node.d_s = 0.0
         return
-    best: dict[int, Edge] = {}
-    incoming = graph.incoming.get(node.index, ())
-    graph.operations += len(incoming)
-    for edge in incoming:
-        if edge.pruned or edge.source.pruned is not None:
-            continue
-        p = edge.source.pool
+    best: dict[int, float] = {}
+    back: dict[int, Node] = {}
+    kept = node.kept
+    touched = 0
+    for bundle in graph.into.get(node.index, ()):
+        sources = bundle.sources
+        nodes = sources.nodes
+        touched += len(nodes)
+        p = sources.pool
+        if kept is not None:  # (edge pruning left one edge per preceding pool)
+            source = kept.get(p)
+            if source is None or source.pruned is not None:
+                continue
+            at = sources.at
+            i = (sources.locate() if at is None else at).get(source.index)
+            if i is None:
+                continue
+            kind = sources.kind
+            value = source.d_s + bundle.weights[0 if kind is None else kind[i]]
+        elif len(nodes) == 1:  # (a start node's edge, or one made alone)
+            source = nodes[0]
+            if source.pruned is not None:
+                continue
+            value = source.d_s + bundle.weight(0)
+        else:
+            key = (id(sources), id(bundle.weights))
+            found = None if known is None else known.get(key)
+            if found is None:
+                found = _lightest(bundle)
+                if known is not None:
+                    known[key] = found
+            value, i = found
+            if i < 0:
+                continue  # (no surviving source)
+            source = nodes[i]
         old = best.get(p)
-        if old is None or edge.source.d_s + edge.weight < old.source.d_s + old.weight:
-            best[p] = edge
+        if old is None or value < old:
+            best[p] = value
+            back[p] = source
+    graph.operations += touched
     if len(best) < len(pool.preds):
         node.d_s = INF  # (a preceding pool it has no way in from)
         node.back = {}
         return
-    node.d_s = node.own + sum(e.source.d_s + e.weight for e in best.values())
-    node.back = {p: e.source for p, e in best.items()}
+    node.d_s = node.own + sum(best.values())
+    node.back = back
+
+
+def _lightest(bundle: Bundle) -> tuple[float, int]:
+    """The least d_s + weight over the bundle's surviving sources and the first source
+    that gives it (-1: none survives)."""
+    nodes = bundle.sources.nodes
+    kind = bundle.sources.kind
+    weights = bundle.weights
+    if kind is None:
+        w = weights[0]
+        values = [s.d_s + w if s.pruned is None else INF for s in nodes]
+    else:
+        values = [
+            s.d_s + weights[k] if s.pruned is None else INF
+            for s, k in zip(nodes, kind, strict=True)
+        ]
+    least = min(values)
+    if least < INF:
+        return least, values.index(least)
+    for i, s in enumerate(nodes):
+        if s.pruned is None:
+            return INF, i
+    return INF, -1
 
 
 def prune_edges(graph: Graph, pool: GraphPool) -> None:
     """Edge Pruning Principle (Lemma 5.8): of a node's edges from one preceding pool,
-    only the one that gives its d_s stays."""
+    only the one that gives its d_s stays (the node keeps its back-pointers as
+    :attr:`Node.kept`, and every other edge into it is pruned)."""
     for node in pool.nodes:
-        for edge in graph.incoming.get(node.index, ()):
-            if node.back.get(edge.source.pool) is not edge.source:
-                edge.pruned = True
+        node.kept = node.back
 
 
 NODE_PRUNES = ("safe", "paper")
@@ -530,19 +753,32 @@ def build_graph(
         parents = [graph.pools[pool_of[p]].alive() for p in pool.preds]
         # predecessors' nodes that bring this pool the same Q-sets (cut to its queries)
         # give it the same candidates: one combination per class, edges from every member
-        arrivals = [_arrival_classes(pool, nodes) for nodes in parents]
+        # (the queries each predecessor shares with this pool, sorted)
+        common = [sorted(pool.queries & template.pools[p].queries) for p in pool.preds]
+        amongs = [frozenset(names) for names in common]
+        arrivals = [
+            _arrival_classes(pool, nodes, names)
+            for nodes, names in zip(parents, common, strict=True)
+        ]
         classes = [[same for _, same, _, _ in c] for c in arrivals]
-        common = [pool.queries & template.pools[p].queries for p in pool.preds]
+        joining = [
+            [Sources(same, kind if len(firsts) > 1 else None) for _, same, kind, firsts in c]
+            for c in arrivals
+        ]
         # per class, its kinds' edge weights into a node, by what they read of the node
-        weighed_in: dict[tuple[int, int, tuple[object, ...]], list[float]] = {}
-        reads: dict[tuple[int, int], tuple[object, ...]] = {}  # (node, predecessor)
+        # (per predecessor what a node reads, one object per value: keyed by identity)
+        weighed_in: dict[tuple[int, int, int], list[float]] = {}
+        reads: dict[int, list[tuple[QSet, ...]]] = {}  # per node, per predecessor
+        same_reads: dict[tuple[QSet, ...], tuple[QSet, ...]] = {}
         joined: set[tuple[int, int, int]] = set()  # (node, predecessor, class)
+        from_start = Sources([starts[pool.source]]) if pool.starts else None
+        alone = [qset([q], None) for q in sorted(pool.starts)]  # (their singletons)
         for picked in itertools.product(*(range(len(c)) for c in classes)):
             work += 1
             if limit is not None and work > limit:
                 raise OverBudget(pool.name())
             brought = [s for i, c in enumerate(picked) for s in arrivals[i][c][0]]
-            for how, qsets in _candidates(pool, brought, r, mode, merge, local):
+            for how, qsets in _candidates(pool, brought, r, mode, merge, local, alone):
                 node = found.get(qsets)
                 if node is None:
                     own = 0.0
@@ -552,28 +788,32 @@ def build_graph(
                         own = model.cycle(r, pool.unit, label, len(pool.queries))
                     node = found[qsets] = graph.add_node(gpool.index, qsets, own=own, how=how)
                     built += 1
-                    if pool.starts:
-                        graph.add_edge(starts[pool.source], node, weigh(starts[pool.source], node))
+                    if from_start is not None:  # (a new node: no edge from it yet)
+                        graph.join(from_start, node, [weigh(from_start.nodes[0], node)])
+                sides = reads.get(node.index)
+                if sides is None:
+                    sides = reads[node.index] = [
+                        same_reads.setdefault(side, side)
+                        for side in map(_meeting, itertools.repeat(node), common, amongs)
+                    ]
                 for i, c in enumerate(picked):
                     # a class joins a node once, all its members at once: no edge twice
-                    if (node.index, i, c) in joined:
+                    key = (node.index, i, c)
+                    if key in joined:
                         continue
-                    joined.add((node.index, i, c))
-                    _, same, kind, firsts = arrivals[i][c]
-                    side = reads.get((node.index, i))
-                    if side is None:
-                        side = reads[(node.index, i)] = _side(node, common[i])
-                    one = weighed_in.get((i, c, side))
+                    joined.add(key)
+                    _, same, _, firsts = arrivals[i][c]
+                    read = (i, c, id(sides[i]))
+                    one = weighed_in.get(read)
                     if one is None:
-                        one = weighed_in[(i, c, side)] = [weigh(x, node) for x in firsts]
-                    graph.join(
-                        same, node, [one[k] for k in kind] if len(one) > 1 else one * len(same)
-                    )
+                        one = weighed_in[read] = [weigh(x, node) for x in firsts]
+                    graph.join(joining[i][c], node, one)
                     work += len(same)
             if mode == "greedy":
                 break  # (one node per pool: one combination)
+        lightest: dict[tuple[int, int], tuple[float, int]] = {}
         for node in gpool.nodes:
-            distance_from_starts(graph, node)
+            distance_from_starts(graph, node, lightest)
         if mode == "greedy":
             _keep_one(gpool, combo_shared=_arriving_shared(pool, parents))
         elif mode == "gloria":
@@ -589,62 +829,94 @@ def build_graph(
         end_pool = graph.add_pool(f"end {type_}", "end", sorted(pool_of[p] for p in pools))
         end = graph.add_node(end_pool.index, kind="end")
         for p in end_pool.preds:
-            for node in graph.pools[p].alive():
-                graph.add_edge(node, end, weigh(node, end))
+            alive = graph.pools[p].alive()
+            if alive:
+                ends = [weigh(node, end) for node in alive]
+                graph.join(Sources(alive, range(len(alive))), end, ends)
         distance_from_starts(graph, end)
     return Built(graph, template, pool_of, mode, built)
 
 
+_Class = tuple[list[Node], list[int], list[Node]]  # nodes, their kinds, each kind's first
+
+
 def _arrival_classes(
-    pool: Pool, nodes: Sequence[Node]
+    pool: Pool, nodes: Sequence[Node], common: Sequence[str]
 ) -> list[tuple[tuple[QSet, ...], list[Node], list[int], list[Node]]]:
     """A predecessor's nodes grouped by what they bring the pool: their Q-sets cut to the
     pool's queries, in order, with their labels (what :func:`_candidates` reads).
     Classes in the order of their first node, each with those Q-sets and its nodes in
-    their order.
+    their order. ``common``: the queries the predecessor shares with the pool, sorted.
 
     Each class also by what an edge into the pool weighs of its nodes (:func:`edge_weight`
     reads of its source only the Q-sets that meet the pool's queries, whole): per node
     the number of its kind, and the first node of each kind. The members of a class
     differ only outside the pool, or in how many queries their Q-sets hold, so one edge
     per kind is weighed where a class of thousands of nodes joins a node."""
-    classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], list[Node]] = {}
-    sides: dict[int, tuple[object, ...]] = {}
+    among = frozenset(common)
+    if not nodes:
+        return []
+    if len(common) == len(nodes[0].member):  # (the pool has all the predecessor's queries)
+        sides = [node.qsets for node in nodes]
+    elif len(common) == 1:
+        one = common[0]
+        sides = [(node.member[one],) for node in nodes]
+    elif len(common) == 2:  # (_meeting's, without a call per node)
+        one, two = common
+        pairs = [(m[one], m[two]) for m in [node.member for node in nodes]]
+        sides = [
+            (a,) if a is b else (a, b) if a.queries[0] < b.queries[0] else (b, a) for a, b in pairs
+        ]
+    else:
+        sides = [_meeting(node, common, among) for node in nodes]
+    # per class its nodes, their kinds and each kind's first node; per side its class
+    # and kind (a side, the Q-sets a node brings whole, gives both)
+    classes: dict[tuple[tuple[tuple[str, ...], str | None], ...], _Class] = {}
+    seen: dict[tuple[QSet, ...], tuple[_Class, int]] = {}
     cuts: dict[tuple[str, ...], tuple[str, ...]] = {}  # (nodes share Q-sets' queries)
-    for node in nodes:
-        key = []
-        side: list[object] = []
-        for s in node.qsets:
-            if pool.queries.isdisjoint(s.queries):
-                continue
-            mine = cuts.get(s.queries)
-            if mine is None:
-                mine = cuts[s.queries] = tuple(q for q in s.queries if q in pool.queries)
-            key.append((mine, s.label))
-            side += (s.queries, s.label)
-        classes.setdefault(tuple(key), []).append(node)
-        sides[node.index] = tuple(side)
-    out = []
-    for cut, same in classes.items():
-        kinds: dict[tuple[object, ...], int] = {}
-        kind: list[int] = []
-        firsts: list[Node] = []
-        for node in same:
-            k = kinds.setdefault(sides[node.index], len(kinds))
-            if k == len(firsts):
-                firsts.append(node)
-            kind.append(k)
-        out.append((tuple(QSet(mine, label) for mine, label in cut), same, kind, firsts))
-    return out
+    for node, side in zip(nodes, sides, strict=True):
+        got = seen.get(side)
+        if got is None:
+            key = []
+            for s in side:
+                mine = cuts.get(s.queries)
+                if mine is None:
+                    mine = cuts[s.queries] = tuple(q for q in s.queries if q in among)
+                key.append((mine, s.label))
+            found = classes.get(tuple(key))
+            if found is None:
+                found = classes[tuple(key)] = ([], [], [])
+            got = (found, len(found[2]))
+            seen[side] = got
+            found[2].append(node)
+        (same, kind, _), k = got
+        same.append(node)
+        kind.append(k)
+    return [
+        (tuple(QSet(mine, label) for mine, label in cut), same, kind, firsts)
+        for cut, (same, kind, firsts) in classes.items()
+    ]
 
 
-def _side(node: Node, queries: frozenset[str]) -> tuple[object, ...]:
-    """The node's Q-sets that meet ``queries``, whole, as their queries and labels."""
-    side: list[object] = []
-    for s in node.qsets:
-        if not queries.isdisjoint(s.queries):
-            side += (s.queries, s.label)
-    return tuple(side)
+def _meeting(node: Node, common: Sequence[str], among: frozenset[str]) -> tuple[QSet, ...]:
+    """The node's Q-sets that hold a query of ``common`` (sorted; ``among`` as a set), in
+    the node's order: all of them if ``common`` is all its queries; of one or two
+    queries looked up (a node's Q-sets are sorted and hold no query twice: in the order
+    of their first query); else the Q-sets scanned.
+
+    As a key (:func:`_arrival_classes`' kinds, the weights of the edges into a node),
+    what :func:`edge_weight` reads of the node on that side: those Q-sets, whole."""
+    member = node.member
+    if len(common) == len(member):
+        return node.qsets
+    if len(common) == 1:
+        return (member[common[0]],)
+    if len(common) == 2:
+        a, b = member[common[0]], member[common[1]]
+        if a is b:
+            return (a,)
+        return (a, b) if a.queries[0] < b.queries[0] else (b, a)
+    return tuple(s for s in node.qsets if not among.isdisjoint(s.queries))
 
 
 def _branches(pool: Pool) -> bool:
@@ -687,9 +959,12 @@ def _candidates(
     mode: str,
     merge: str,
     local: str,
+    alone: Sequence[QSet] = (),
 ) -> Iterator[tuple[str, tuple[QSet, ...]]]:
     """The pool's candidate plans from the Q-sets one combination of its predecessors'
-    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`)."""
+    nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`);
+    ``alone``: the non-shared Q-sets of the queries that start at the pool, sorted, if
+    the caller has them already."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
@@ -697,12 +972,10 @@ def _candidates(
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
         return
-    items = list(brought)
-    arriving = {q: part for part in brought for q in part.queries}
-    items += [qset([q], None) for q in sorted(pool.starts)]
     if mode == "exhaustive" or merge == "subsets":
-        yield from full_space(pool, arriving)
+        yield from full_space(pool, {q: part for part in brought for q in part.queries})
     else:
+        items = [*brought, *(alone or [qset([q], None) for q in sorted(pool.starts)])]
         yield from generate(items, pool.source, rates, mode, merge, local)
 
 
@@ -742,8 +1015,10 @@ __all__ = [
     "MODES",
     "NODE_PRUNES",
     "Built",
+    "Bundle",
     "Edge",
     "Graph",
+    "Sources",
     "GraphPool",
     "Node",
     "QSet",

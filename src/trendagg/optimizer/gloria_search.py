@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from trendagg.optimizer.gloria_graph import INF, Edge, Graph, Node, distance_from_starts
+from trendagg.optimizer.gloria_graph import INF, Bundle, Graph, Node, distance_from_starts
 
 
 @dataclass
@@ -67,7 +67,7 @@ def closure(
         nodes = graph.pools[missing[0]].alive()
         if not nodes:
             return chosen
-        pick = min(nodes, key=lambda n: _local(graph, n, chosen))
+        pick = _lightest_local(graph, nodes, chosen)
         chosen[pick.pool] = pick
         queue.append(pick)
 
@@ -113,7 +113,7 @@ def forest_search(graph: Graph, part: Sequence[int]) -> tuple[dict[int, Node], i
         roots += _tree_search(graph, forest, chosen)
         for p in part:  # (a pool no edge reaches: its lightest node)
             if p not in chosen:
-                chosen[p] = min(alive[p], key=lambda n: _local(graph, n, chosen))
+                chosen[p] = _lightest_local(graph, alive[p], chosen)
         cost = plan_cost(graph, chosen)
         if cost < best_cost or not best:
             best, best_cost = chosen, cost
@@ -146,6 +146,9 @@ def _cut(graph: Graph, pools: Sequence[int]) -> list[int]:
 
 _Pointers = dict[int, dict[int, Node]]  # node index -> pool -> node (GETPATHS' pointers)
 _Key = tuple[Node | None, ...]  # the nodes chosen in some pools (None: none yet)
+
+
+_Way = tuple[Bundle, None] | tuple[list[Bundle], int]  # (see _Forest.ways)
 
 
 class _Forest:
@@ -188,18 +191,39 @@ class _Forest:
         for above in self.parent.values():
             if above is not None:
                 self.children[above] += 1
-        self.ways: dict[int, list[Edge]] = {}
-        downward = {(p, q) for q, p in self.parent.items() if p is not None}
-        links = [0] * len(graph.pools)  # per pool: its surviving nodes' edges to such nodes
-        for e in graph.edges.values():
-            a, b = e.source, e.target
-            if a.pruned is None and b.pruned is None:
-                links[a.pool] += 1
-                links[b.pool] += 1
-                if (a.pool, b.pool) in downward:
-                    self.ways.setdefault(a.index, []).append(e)
-                elif (b.pool, a.pool) in downward:
-                    self.ways.setdefault(b.index, []).append(e)
+        # per surviving node, its ways on in the order of the graph's edges: a bundle of
+        # edges into it from a child pool (k None), or, as a source of kind k, the edges
+        # of its class to the child pool (one list per class, shared by its nodes)
+        self.ways: dict[int, list[_Way]] = {}
+        width = len(graph.pools)  # (a pair of pools (p, q) as p * width + q)
+        downward = {p * width + q for q, p in self.parent.items() if p is not None}
+        links = [0] * width  # per pool: its surviving nodes' edges to such nodes
+        living: dict[int, int] = {}  # per Sources: its surviving nodes
+        outward: dict[int, list[Bundle]] = {}  # per Sources: its bundles to a child pool
+        for bundle in graph.bundles:
+            b = bundle.target
+            if b.pruned is not None:
+                continue
+            sources = bundle.sources
+            n = living.get(id(sources))
+            if n is None:
+                n = living[id(sources)] = sum(1 for a in sources.nodes if a.pruned is None)
+            if not n:
+                continue
+            links[sources.pool] += n
+            links[b.pool] += n
+            if sources.pool * width + b.pool in downward:
+                group = outward.get(id(sources))
+                if group is None:
+                    group = outward[id(sources)] = []
+                    kind = sources.kind
+                    for i, a in enumerate(sources.nodes):
+                        if a.pruned is None:
+                            way = (group, 0 if kind is None else kind[i])
+                            self.ways.setdefault(a.index, []).append(way)
+                group.append(bundle)
+            elif b.pool * width + sources.pool in downward:
+                self.ways.setdefault(b.index, []).append((bundle, None))
         self.touched = [sum(links[p] for p in order) for order in self.groups]
         self.around: dict[int, tuple[int, ...]] = {}
         self.under: dict[int, tuple[int, ...]] = {}
@@ -240,9 +264,10 @@ def _tree_search(graph: Graph, forest: _Forest, chosen: dict[int, Node]) -> int:
             if found is None:
                 local = forest.own[p].get(own)
                 if local is None:
-                    local = forest.own[p][own] = {
-                        x.index: _local(graph, x, chosen) for x in forest.alive[p]
-                    }
+                    nodes = forest.alive[p]
+                    local = forest.own[p][own] = dict(
+                        zip([x.index for x in nodes], _locals(graph, nodes, chosen), strict=True)
+                    )
                 ways = forest.down[p].get(under)
                 if ways is None:
                     ways = forest.down[p][under] = _ways_on(forest, p, values)
@@ -266,17 +291,62 @@ def _ways_on(
     lightest way on, summed; None when a child pool has no way on) and its pointers."""
     sums: dict[int, float | None] = {}
     down: _Pointers = {}
+    # the lightest way on per class and kind (of a node's class), or per class and
+    # weights (of the classes that join a node; () when none of them survives)
+    shared: dict[tuple[int, int], tuple[float, Node] | tuple[()]] = {}
+    ways, children = forest.ways, forest.children[p]
     for x in forest.alive[p]:
         best: dict[int, tuple[float, Node]] = {}
-        for e in forest.ways.get(x.index, ()):
-            y = e.target if e.source is x else e.source
-            v = e.weight + values[y.pool][y.index]
+        for way, k in ways.get(x.index, ()):
+            if k is None:  # (nodes joined by one class with the same weights share it)
+                assert isinstance(way, Bundle)  # (and a list of them otherwise)
+                key = (id(way.sources), id(way.weights))
+                found = shared.get(key)
+                if found is None:
+                    found = shared[key] = _lightest_in(way, values[way.sources.pool])
+            else:
+                assert isinstance(way, list)
+                found = shared.get((id(way), k))
+                if found is None:
+                    found = shared[(id(way), k)] = _lightest_out(way, k, values)
+            if not found:
+                continue
+            v, y = found
             if y.pool not in best or v < best[y.pool][0]:
                 best[y.pool] = (v, y)
-        complete = len(best) >= forest.children[p]
-        sums[x.index] = sum(v for v, _ in best.values()) if complete else None
+        complete = len(best) >= children
+        sums[x.index] = sum([v for v, _ in best.values()]) if complete else None
         down[x.index] = {q: y for q, (_, y) in best.items()}
     return sums, down
+
+
+def _lightest_in(bundle: Bundle, values: Mapping[int, float]) -> tuple[float, Node] | tuple[()]:
+    """The lightest way on through a bundle of edges into the node (the first of as
+    light ones), over its surviving sources (``()``: none survives)."""
+    sources = bundle.sources
+    weights, kind = bundle.weights, sources.kind
+    best: tuple[float, Node] | tuple[()] = ()
+    for i, y in enumerate(sources.nodes):
+        if y.pruned is None:
+            v = weights[0 if kind is None else kind[i]] + values[y.index]
+            if not best or v < best[0]:
+                best = (v, y)
+    return best
+
+
+def _lightest_out(
+    group: Sequence[Bundle], k: int, values: Mapping[int, Mapping[int, float]]
+) -> tuple[float, Node]:
+    """The lightest way on over a class's edges to surviving targets, from a source of
+    kind k (the first of as light ones)."""
+    first = group[0].target
+    best = (group[0].weights[k] + values[first.pool][first.index], first)
+    for bundle in group[1:]:
+        y = bundle.target
+        v = bundle.weights[k] + values[y.pool][y.index]
+        if v < best[0]:
+            best = (v, y)
+    return best
 
 
 class _PoolPointers(Mapping[int, Mapping[int, Node]]):
@@ -302,14 +372,71 @@ def _local(graph: Graph, x: Node, chosen: Mapping[int, Node]) -> float:
     missing edge weighs infinity: no path goes that way (two plans that no node
     generation joins need not even fit: a label reused that the query never had)."""
     pool = graph.pools[x.pool]
-    edges = graph.edges
-    w = x.own + sum(_weight(edges, chosen[q], x) for q in pool.preds if q in chosen)
-    return w + sum(_weight(edges, x, chosen[q]) for q in pool.succs if q in chosen)
+    find = graph.find
+    ins = [find(chosen[q], x) for q in pool.preds if q in chosen]
+    w = x.own + sum([INF if f is None else f for f in ins])
+    outs = [find(x, chosen[q]) for q in pool.succs if q in chosen]
+    return w + sum([INF if f is None else f for f in outs])
 
 
-def _weight(edges: Mapping[tuple[int, int], Edge], a: Node, b: Node) -> float:
-    edge = edges.get((a.index, b.index))
-    return INF if edge is None else edge.weight
+def _locals(graph: Graph, nodes: Sequence[Node], chosen: Mapping[int, Node]) -> list[float]:
+    """:func:`_local` of each of ``nodes`` (of one pool), summed the same way, with the
+    weights of their edges to each chosen neighbour looked up for all of them at once."""
+    if not nodes:
+        return []
+    pool = graph.pools[nodes[0].pool]
+    into = graph.into
+    ins: list[list[float]] = []
+    for q in pool.preds:
+        if q not in chosen:
+            continue
+        a = chosen[q]
+        at: dict[int, int] = {}  # per Sources of the pool q: where a is (-1: not there)
+        column = []
+        for x in nodes:
+            w = INF
+            for bundle in into.get(x.index, ()):
+                sources = bundle.sources
+                if sources.pool != q:
+                    continue
+                i = at.get(id(sources))
+                if i is None:
+                    found = sources.position(a.index)
+                    i = at[id(sources)] = -1 if found is None else found
+                if i >= 0:
+                    kind = sources.kind
+                    w = bundle.weights[0 if kind is None else kind[i]]
+                    break
+            column.append(w)
+        ins.append(column)
+    outs: list[list[float]] = []
+    for q in pool.succs:
+        if q not in chosen:
+            continue
+        weights: dict[int, float] = {}  # node index -> its edge's weight (the first made)
+        for bundle in into.get(chosen[q].index, ()):
+            sources = bundle.sources
+            if sources.pool != pool.index:
+                continue
+            kind = sources.kind
+            if kind is None:
+                w = bundle.weights[0]
+                for n in sources.nodes:
+                    weights.setdefault(n.index, w)
+            else:
+                ws = bundle.weights
+                for n, k in zip(sources.nodes, kind, strict=True):
+                    weights.setdefault(n.index, ws[k])
+        outs.append([weights.get(x.index, INF) for x in nodes])
+    before = list(zip(*ins, strict=True)) if ins else [()] * len(nodes)
+    after = list(zip(*outs, strict=True)) if outs else [()] * len(nodes)
+    return [(x.own + sum(b)) + sum(c) for x, b, c in zip(nodes, before, after, strict=True)]
+
+
+def _lightest_local(graph: Graph, nodes: Sequence[Node], chosen: Mapping[int, Node]) -> Node:
+    """The first of ``nodes`` (of one pool) of least :func:`_local`."""
+    values = _locals(graph, nodes, chosen)
+    return nodes[values.index(min(values))]
 
 
 def _improve(graph: Graph, chosen: dict[int, Node], pools: Sequence[int]) -> None:
@@ -326,8 +453,11 @@ def _improve(graph: Graph, chosen: dict[int, Node], pools: Sequence[int]) -> Non
             if kept.get(p) == around:
                 continue
             now = _local(graph, chosen[p], chosen)
-            best = min(pool.alive(), key=lambda x: _local(graph, x, chosen))
-            if _local(graph, best, chosen) < now - 1e-9 * max(1.0, abs(now)):
+            nodes = pool.alive()
+            values = _locals(graph, nodes, chosen)
+            least = min(values)
+            best = nodes[values.index(least)]
+            if least < now - 1e-9 * max(1.0, abs(now)):
                 chosen[p] = best
                 changed = True
             else:
@@ -361,8 +491,9 @@ def path_search(graph: Graph) -> Search:
     exact = True
     for part in graph.components():
         for p in part:
+            known: dict[tuple[int, int], tuple[float, int]] = {}
             for node in graph.pools[p].alive():
-                distance_from_starts(graph, node)
+                distance_from_starts(graph, node, known)
         ends = [graph.pools[p] for p in part if graph.pools[p].kind == "end"]
         end_nodes = [n for pool in ends for n in pool.alive()]
         if len(end_nodes) == 1:
@@ -385,9 +516,13 @@ def path_search(graph: Graph) -> Search:
 
 
 def _ways_in(graph: Graph, node: Node) -> int:
-    return sum(
-        1 for e in graph.incoming.get(node.index, ()) if not e.pruned and e.source.pruned is None
-    )
+    """The node's surviving edges in: from a surviving source, not pruned."""
+    count = 0
+    for bundle in graph.into.get(node.index, ()):
+        for a in bundle.sources.nodes:
+            if a.pruned is None and not graph.pruned(a, node):
+                count += 1
+    return count
 
 
 def brute_force(
@@ -419,11 +554,11 @@ def brute_force(
             step = node.own
             ok = True
             for p in pool.preds:
-                edge = graph.edges.get((chosen[p].index, node.index))
-                if edge is None:
+                weight = graph.find(chosen[p], node)
+                if weight is None:
                     ok = False
                     break
-                step += edge.weight
+                step += weight
             if ok and not (bound and cost + step >= best_cost):
                 chosen[i] = node
                 visit(i + 1, cost + step)
