@@ -140,41 +140,43 @@ def _readers(plan: QueryPlan) -> list[tuple[str, Callable[[Vec], object]]]:
     ]
 
 
-def _reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[Vec], object]:
+def _registers(agg: ast.Aggregate, lay: AggLayout) -> tuple[str, int, int]:
+    """What an aggregate's value is read from: ("item", its register, -1) for a value
+    as it is held, ("sum", the sum's register, -1), or ("avg", the sum's register, the
+    count's register)."""
     if agg.var is None:
-        return operator.itemgetter(0)
+        return "item", 0, -1
     if agg.func == "COUNT":
-        return operator.itemgetter(lay.count_index(agg.var))
+        return "item", lay.count_index(agg.var), -1
     assert agg.attr is not None
     key = (agg.var, agg.attr)
     if agg.func == "MIN":
-        return operator.itemgetter(lay.min_start + lay.mins.index(key))
+        return "item", lay.min_start + lay.mins.index(key), -1
     if agg.func == "MAX":
-        return operator.itemgetter(lay.max_start + lay.maxs.index(key))
+        return "item", lay.max_start + lay.maxs.index(key), -1
     total = lay.sum_index(*key)
     if agg.func == "SUM":
+        return "sum", total, -1
+    return "avg", total, lay.count_index(agg.var)
+
+
+def _reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[Vec], object]:
+    kind, total, count = _registers(agg, lay)
+    if kind == "item":
+        return operator.itemgetter(total)
+    if kind == "sum":
         return lambda vec: _out_number(vec[total])
-    count = lay.count_index(agg.var)
     return lambda vec: None if vec[count] == 0 else float(Fraction(vec[total]) / vec[count])
 
 
 def _column_reader(agg: ast.Aggregate, lay: AggLayout) -> Callable[[list[list[Any]]], list[Any]]:
     """:func:`_reader` for many vectors at once, given as columns (one list per register):
     the output's values, one per vector."""
-    if agg.var is None:
-        return operator.itemgetter(0)
-    if agg.func == "COUNT":
-        return operator.itemgetter(lay.count_index(agg.var))
-    assert agg.attr is not None
-    key = (agg.var, agg.attr)
-    if agg.func == "MIN":
-        return operator.itemgetter(lay.min_start + lay.mins.index(key))
-    if agg.func == "MAX":
-        return operator.itemgetter(lay.max_start + lay.maxs.index(key))
-    total = lay.sum_index(*key)
-    if agg.func == "SUM":
+    kind, total, count = _registers(agg, lay)
+    if kind == "item":
+        return operator.itemgetter(total)
+    if kind == "sum":
         return lambda cols: list(map(_out_number, cols[total]))
-    count = lay.count_index(agg.var)
     return lambda cols: [
         None if c == 0 else float(Fraction(t) / c)
         for t, c in zip(cols[total], cols[count], strict=True)
