@@ -367,17 +367,9 @@ def lower_gloria(
             lz_units[i] = [a_, a_, a_]
             a_ += layouts[ctx_list[xi][1].queries[0]].NS
         widths["la"] = max(widths["la"], a_)
-    r_merge, r_spec, br_l = _start_groups(ctx_list, rings, xq, x_tot, xu_l, xe_pair_l, xr, xq_res)
-    br_l += [[] for _ in range(len(blocks) - len(br_l))]
-    for r, xi in enumerate(rings):
-        if r_merge[r]:
-            r_spec[r] = layouts[ctx_list[xi][1].queries[0]].spec
-            e = ctx_list[xi][0]
-            for q in ctx_list[xi][1].queries:  # a value of its own: its events differ
-                lay = layouts[q]
-                var = next(v for v, ty in types_of[q].items() if ty == e and v in lay.states)
-                if lay.sums[var] or lay.exts[var] or lay.spec != r_spec[r]:
-                    r_merge[r] = 0
+    r_merge, r_spec, br_l = _start_groups(
+        ctx_list, rings, layouts, types_of, len(blocks), xq, x_tot, xu_l, xe_pair_l, xr, xq_res
+    )
     ty_ptr, ty_x = _csr(ty_lists)
     x_q_ptr, _ = _csr(xq)
     xu_ptr, xu_pair = _csr(xu_l)
@@ -651,6 +643,9 @@ def _lazy_ends(
 def _start_groups(
     ctx_list: list[tuple[str, Context]],
     rings: list[int],
+    layouts: dict[str, QueryLayout],
+    types_of: dict[str, dict[str, str]],
+    n_blocks: int,
     xq: list[list[int]],
     x_tot: list[int],
     xu_l: list[list[int]],
@@ -668,20 +663,31 @@ def _start_groups(
     its trends are the snapshot's entry plus the identity (an evaluation is linear in
     the entries). So the context's values must come from blocks only (no coefficients
     reused or evaluated: they change without a block written), no query may end there
-    (its results need the values), its queries must share a window spec, and (checked
-    by the caller) the event must add no value of its own (sums, minima, maxima)."""
+    (its results need the values), its queries must share a window spec, and the event
+    must add no value of its own (sums, minima, maxima: two STARTs' would differ)."""
     merge = [0] * len(rings)
     spec = [-1] * len(rings)
-    n_blocks = 1 + max((b for reads in xr for b in reads), default=-1)
     readers: list[list[int]] = [[] for _ in range(n_blocks)]
     for r, xi in enumerate(rings):
+        e, x = ctx_list[xi]
         ids = xq[xi]
         if x_tot[xi] < 0 or xu_l[xi] or any(xe_pair_l[qi] or xq_res[qi] for qi in ids):
             continue
+        if len({layouts[q].spec for q in x.queries}) != 1:
+            continue
+        if any(_adds_values(layouts[q], types_of[q], e) for q in x.queries):
+            continue
         merge[r] = 1
+        spec[r] = layouts[x.queries[0]].spec
         for b in sorted({b for qi in ids for b in xr[qi]}):
             readers[b].append(r)
     return merge, spec, readers
+
+
+def _adds_values(lay: QueryLayout, types: dict[str, str], e: str) -> bool:
+    """Whether the query's events of type e add values of their own (sums, extremes)."""
+    var = next(v for v, ty in types.items() if ty == e and v in lay.states)
+    return bool(lay.sums[var] or lay.exts[var])
 
 
 def _ring_query(ids: list[int], rq_q: list[int], q: int) -> int:
