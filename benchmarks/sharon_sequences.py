@@ -133,7 +133,7 @@ def child(config: dict[str, object]) -> dict[str, object]:
         model = "kernel" if strategy == "sharon" else "factor-one"
         clock = time.perf_counter()
         rates = estimate_rates(plans, events)
-        plan = sharing_plan(plans, "sharon", rates=rates, compiled=kernel, sharon_model=model)
+        plan = sharing_plan(plans, "sharon", rates=rates, compiled=kernel, cost_model=model)
         if strategy == "sharon-greedy":
             greedy = sequences_of(plans, plan.sharon.graph, plan.sharon.greedy)
             plan = sharing_plan(plans, "sharon", sequences=greedy)

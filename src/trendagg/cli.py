@@ -24,9 +24,12 @@ from trendagg.errors import ExecutionError, InputError, TrendAggError
 
 FORMATS = ("jsonl", "csv", "parquet")
 PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
-# SHARON's cost models (trendagg.optimizer.sharon.CONVENTIONS, not imported here for a
+# the cost models of SHARON's and GLORIA's optimizers (trendagg.optimizer.sharon.
+# CONVENTIONS, trendagg.optimizer.gloria_template.GLORIA_MODELS, not imported here for a
 # fast start), the default last
 SHARON_MODELS = ("factor-one", "authors", "kernel")
+GLORIA_MODELS = ("paper", "kernel")
+COST_MODELS = ("factor-one", "authors", "paper", "kernel")
 
 
 def _read_text(path: str) -> str:
@@ -441,10 +444,18 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rates, said = _given_rates(args.rates), "given with --rates"
     elif args.strategy in ("sharon", "gloria"):
         rates, said = _sharon_rates(plans, args)
-    if args.cost_model != SHARON_MODELS[-1] and args.strategy != "sharon":
-        raise InputError("--cost-model weighs SHARON's plans: use --strategy sharon")
+    models = {"sharon": SHARON_MODELS, "gloria": GLORIA_MODELS}.get(args.strategy, ())
+    if args.cost_model != COST_MODELS[-1] and args.cost_model not in models:
+        if not models:
+            raise InputError(
+                "--cost-model weighs SHARON's or GLORIA's plans: use --strategy sharon or gloria"
+            )
+        raise InputError(
+            f"--cost-model {args.cost_model} is not one of {args.strategy}'s: use "
+            f"{', '.join(models)}"
+        )
     plan = sharing_plan(
-        plans, args.strategy, compiled=compiled, rates=rates, sharon_model=args.cost_model
+        plans, args.strategy, compiled=compiled, rates=rates, cost_model=args.cost_model
     )
     print(plan.describe(), file=out)
     fast = plan.on("compiled")
@@ -952,12 +963,12 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
     )
     explain.add_argument(
         "--cost-model",
-        choices=SHARON_MODELS,
-        default=SHARON_MODELS[-1],
-        help="sharon: the cost model the optimizer weighs sub-sequences by: kernel (the "
-        "work of trendagg's executors; what run uses), or the paper's Eq. 1-8 with a "
-        "missing prefix or suffix as the factor 1 (factor-one) or as the authors' code "
-        "counts it (authors)",
+        choices=COST_MODELS,
+        default=COST_MODELS[-1],
+        help="sharon, gloria: the cost model the optimizer weighs plans by: kernel (the "
+        "work of trendagg's executors; what run uses), or the paper's: SHARON's Eq. 1-8 "
+        "with a missing prefix or suffix as the factor 1 (factor-one) or as the authors' "
+        "code counts it (authors), GLORIA's Eqs. 2-4 (paper)",
     )
     explain.add_argument(
         "--engine",

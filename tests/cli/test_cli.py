@@ -424,21 +424,24 @@ def test_local_engine_reads_arrays_and_equals_the_reference_engine(tmp_path: Pat
 
 def test_run_gloria_writes_the_bytes_greta_writes(tmp_path: Path) -> None:
     """``run --strategy gloria`` (its plan from the rates of the first events, here
-    sharing the Kleene unit of both queries) writes byte for byte what greta writes, and
-    the snapshot kernel's counters show shared work."""
+    sharing the Kleene unit of four queries: under the kernel's cost model a shared
+    unit pays where its label is rare and its other type frequent) writes byte for byte
+    what greta writes, and the snapshot kernel's counters show shared work."""
     queries = tmp_path / "q.tq"
+    aggregates = ("COUNT(*), SUM(B.x)", "COUNT(*), MAX(B.x)", "MIN(B.x)", "COUNT(*), AVG(B.x)")
     queries.write_text(
-        "q1: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(C, SEQ(A, B)+, D) WHERE [g] WITHIN 60 s "
-        "SLIDE 20 s;\n"
-        "q2: RETURN COUNT(*), MAX(B.x) PATTERN SEQ(C, SEQ(A, B)+) WHERE [g] WITHIN 60 s "
-        "SLIDE 20 s;\n"
+        "".join(
+            f"q{i + 1}: RETURN {returned} PATTERN SEQ(C, SEQ(A, B)+, {'DDDE'[i]}) WHERE [g] "
+            "WITHIN 60 s SLIDE 20 s;\n"
+            for i, returned in enumerate(aggregates)
+        )
     )
     events = tmp_path / "e.jsonl"
-    kinds = "CABBBBBABBBBBD"  # (A rare in the unit, B frequent: sharing it pays)
+    kinds = "CA" + "B" * 40 + "DE"  # (A rare in the unit, B frequent: sharing it pays)
     events.write_text(
         "".join(
-            json.dumps({"type": kinds[i % 14], "time": i, "x": i % 7, "g": i // 14 % 2}) + "\n"
-            for i in range(200)
+            json.dumps({"type": kinds[i % 44], "time": i, "x": i % 7, "g": i // 44 % 2}) + "\n"
+            for i in range(400)
         )
     )
     outs = {}
@@ -462,5 +465,6 @@ def test_run_gloria_writes_the_bytes_greta_writes(tmp_path: Path) -> None:
     assert isinstance(counters, dict) and counters["shared_propagations"] > 0
     code, out, err = cli("explain", str(queries), str(events), "--strategy", "gloria")
     assert code == 0, err
-    assert "Kleene SEQ(A, B)+ {q1,q2}:" in out and "rates: estimated from the first 200" in out
+    assert "Kleene SEQ(A, B)+: (q1,q2,q3,q4)^A" in out
+    assert "rates: estimated from the first 400" in out
     assert f"snapshot kernel: {counters['shared_propagations']:,} shared propagations" in out

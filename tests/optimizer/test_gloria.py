@@ -28,10 +28,13 @@ from trendagg.optimizer.gloria_graph import (
 from trendagg.optimizer.gloria_search import brute_force, path_search
 from trendagg.optimizer.gloria_template import (
     GloriaQuery,
+    KernelCost,
     PaperCost,
+    cost_model,
     gloria_query,
     gloria_template,
     shareable_patterns,
+    windows_per_event,
 )
 
 # Ex. 4.2 / Fig. 5 / Table 3
@@ -1031,7 +1034,13 @@ def test_a14_rates_are_counted_per_binding_filter() -> None:
     }
 
     def labels(plan_rates: object) -> dict[tuple[str, str], str | None]:
-        plan = sharing_plan(plans, "gloria", rates=plan_rates, compiled=False)  # type: ignore[arg-type]
+        plan = sharing_plan(
+            plans,
+            "gloria",
+            rates=plan_rates,  # type: ignore[arg-type]
+            compiled=False,
+            cost_model="paper",
+        )
         by = {(s.source, s.target): s.label for s in plan.qsets if "q1" in s.queries}
         return {t: by.get(t) for t in [("B", "C"), ("C", "D")]}
 
@@ -1099,3 +1108,71 @@ def test_a_graph_past_the_work_budget_gives_greedys_plan(monkeypatch: pytest.Mon
         (r.query, r.values["COUNT(*)"]) for r in run_strategy(plans, events, "twostep")
     )
     assert rows
+
+
+# ----------------------------------------------------------------------------- the kernel's model
+
+
+def test_windows_per_event_from_the_signature() -> None:
+    """An event falls in WITHIN / SLIDE windows, rounded up; 1 without a window."""
+
+    def sig(within: str, slide: str) -> tuple[object, ...]:
+        return (("partition", ("driver",)), ("within", within), ("slide", slide))
+
+    assert windows_per_event(sig("300", "300")) == 1
+    assert windows_per_event(sig("600", "300")) == 2
+    assert windows_per_event(sig("1000", "300")) == 4
+    assert windows_per_event((("partition", ()),)) == 1
+
+
+def _funnel(k: int, rare: str) -> list[GloriaQuery]:
+    """k queries with a private first and last type around a shared core K -> M (the
+    mixed workload's SEQ groups); ``rare``: the core's first type."""
+    return [GloriaQuery.of(f"q{i}", f"SEQ(F{i}, {rare}, M, L{i})") for i in range(k)]
+
+
+def test_the_kernels_model_shares_only_where_running_totals_lose() -> None:
+    """The compiled GRETA updates a query's register once per event and window, so
+    sharing pays only where a frequent type is propagated once for many queries over few
+    snapshots: ten queries over a rare K (1 per window) and a frequent M (20) share K ->
+    M with K's snapshots; with K as frequent as M (every event a snapshot), or two
+    queries, they do not. The paper's model (each event summing its predecessors)
+    shares the two."""
+    rates = {"K": 1.0, "M": 20.0, **{f"F{i}": 1.0 for i in range(10)}}
+    rates |= {f"L{i}": 1.0 for i in range(10)}
+    kernel = KernelCost()
+
+    def shared(queries: list[GloriaQuery], r: dict[str, float], cost: object = kernel) -> bool:
+        plan = optimize(queries, r, cost=cost)  # type: ignore[arg-type]
+        return any(s.label is not None for _, qsets in plan.pools() for s in qsets)
+
+    assert shared(_funnel(10, "K"), rates)
+    assert not shared(_funnel(10, "K"), rates | {"K": 20.0})
+    assert not shared(_funnel(2, "K"), rates)
+    assert shared(_funnel(2, "K"), rates, PaperCost())
+    assert optimize(_funnel(10, "K"), rates, cost=kernel).model == "kernel"
+    assert optimize(_funnel(10, "K"), rates).model == "paper"
+    assert cost_model("kernel") == KernelCost() and cost_model("paper") == PaperCost()
+    with pytest.raises(ValueError, match="unknown GLORIA cost model 'greta'"):
+        cost_model("greta")
+
+
+@settings(max_examples=100, deadline=None)
+@given(_workloads())
+def test_under_the_kernels_model_gloria_is_no_worse_than_greedy_none_or_noprune(
+    workload: tuple[list[GloriaQuery], dict[str, int]],
+) -> None:
+    """The optimizer's guarantees hold for any weights (section 7.3): under the kernel's
+    model too, GLORIA's plan is valid, costs no more than Greedy's or no sharing, and
+    as little as NoPrune's (safe node pruning loses nothing)."""
+    queries, rates = workload
+    kernel = KernelCost()
+    plans = {
+        mode: optimize(queries, rates, mode=mode, cost=kernel)
+        for mode in ("gloria", "greedy", "none", "noprune")
+    }
+    gloria = plans["gloria"].cost
+    assert gloria <= plans["greedy"].cost + 1e-9
+    assert gloria <= plans["none"].cost + 1e-9
+    assert gloria == pytest.approx(plans["noprune"].cost)
+    assert all(plan.check() == [] for plan in plans.values())

@@ -332,7 +332,7 @@ def test_the_plan_names_what_is_shared_and_runs_the_rest_under_hamlet() -> None:
         "q4: RETURN COUNT(*) PATTERN SEQ(D, B+) WITHIN 10 s;"
     )
     plans = compile_workload(parse(text))
-    plan = sharing_plan(plans, "sharon", sharon_model="factor-one")
+    plan = sharing_plan(plans, "sharon", cost_model="factor-one")
     # (at rate 1 for every type, sharing (B, C, E) saves 8 - 7 updates per window in the
     # paper's model; not on the kernel: 6 - 13, for two queries)
     assert not sharing_plan(plans, "sharon").sequences
@@ -347,7 +347,7 @@ def test_the_plan_names_what_is_shared_and_runs_the_rest_under_hamlet() -> None:
     rows = run_strategy(plans, read, "sharon", plan=plan)
     assert canon(rows) == canon(run_strategy(plans, read, "twostep"))
     assert _counts(rows) == {"q1": 8, "q2": 7, "q3": 8, "q4": 7}
-    reference = sharing_plan(plans, "sharon", compiled=False, sharon_model="factor-one")
+    reference = sharing_plan(plans, "sharon", compiled=False, cost_model="factor-one")
     assert "(B, C, E) {q1, q2} on the python executor" in reference.describe()
     assert canon(run_strategy(plans, read, "sharon", plan=reference)) == canon(rows)
 

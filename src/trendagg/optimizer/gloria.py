@@ -93,6 +93,7 @@ class GloriaPlan:
     local: str
     end: str
     node_prune: str
+    model: str
     cases: list[int]
     candidates: int
     operations: int
@@ -178,8 +179,9 @@ class GloriaPlan:
         the chosen plan per transition with its cost."""
         local = "to a rarer type only" if self.local == "rarer" else "to any type"
         lines = [
-            f"GLORIA's optimizer (mode {self.mode}; merge {self.merge}; local snapshots "
-            f"{local}; node pruning {self.node_prune}; end edges {self.end}):"
+            f"GLORIA's optimizer (mode {self.mode}; cost model {self.model}; merge "
+            f"{self.merge}; local snapshots {local}; node pruning {self.node_prune}; end "
+            f"edges {self.end}):"
         ]
         chosen = {n.index for n in self.chosen.values()}
         for gpool in self.graph.pools:
@@ -327,6 +329,7 @@ def optimize(
         local="any" if mode == "noprune" else local,
         end=getattr(model, "end", end),
         node_prune=node_prune,
+        model=getattr(model, "name", type(model).__name__),
         cases=search_cases,
         candidates=candidates,
         operations=operations,

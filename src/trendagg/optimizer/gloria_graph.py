@@ -985,7 +985,16 @@ def edge_weight(
     """The cost of ``pool``'s target type for the queries ``a`` and ``b`` have in common
     (spec 2.1): propagation from the source type (a Kleene cycle already paid it), and
     an evaluation per shared query whose Q-set or label changes there. ``b`` may be an
-    end node (``succ`` None): the queries that end here, weighed per ``cost.end``."""
+    end node (``succ`` None): the queries that end here, weighed per ``cost.end``.
+
+    A model that propagates where the kernel does (``cost.at_target``, the kernel's)
+    charges a shared Q-set's propagation at the target instead, once for the Q-set
+    however its queries split there (split among the edges by the queries that go on
+    with its label; the kernel holds a shared Q-set's last type once), a snapshot
+    where ``b`` takes one at the target, and a whole Q-set that ends here
+    :meth:`~trendagg.optimizer.gloria_template.CostModel.finish`."""
+    if getattr(cost, "at_target", False):
+        return _kernel_edge(pool, a, succ, b, rates, cost)
     common = pool.ends if succ is None else pool.queries & succ.queries
     source, target = pool.source, pool.target
     seq = pool.kind == SEQ
@@ -1004,6 +1013,45 @@ def edge_weight(
             then = b.member.get(q) if succ is not None and succ.kind == SEQ else None
             if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
                 weight += cost.evaluate(rates, target, s.label)
+    return weight
+
+
+def _kernel_edge(
+    pool: Pool, a: Node, succ: Pool | None, b: Node, rates: Rates, cost: CostModel
+) -> float:
+    """:func:`edge_weight` where propagation is charged at the target (see there)."""
+    common = pool.ends if succ is None else pool.queries & succ.queries
+    source, target = pool.source, pool.target
+    seq = pool.kind == SEQ
+    weight = 0.0
+    for s in a.qsets:
+        part = [q for q in s.queries if q in common]
+        if not part:
+            continue
+        if s.label is None:
+            if seq:
+                weight += len(part) * cost.nonshared(rates, source, target)
+            continue
+        if succ is None:
+            if len(part) == len(s.queries):  # (the whole Q-set ends here)
+                weight += cost.finish(rates, target, s.label, len(part))
+            else:
+                weight += len(part) * cost.evaluate(rates, target, s.label)
+            continue
+        on = 0
+        for q in part:
+            then = b.member.get(q) if succ.kind == SEQ else None
+            if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
+                weight += cost.evaluate(rates, target, s.label)
+            else:
+                on += 1
+        if on and seq and s.label != target:  # (a cycle propagates its exit itself)
+            weight += cost.share(rates, target, s.label) * on / len(s.queries)
+    if succ is not None and succ.kind == SEQ:
+        for t in b.qsets:  # snapshots that b's Q-sets take at the target
+            if t.label == target:
+                mine = sum(1 for q in t.queries if q in common)
+                weight += cost.share(rates, target, target) * mine / len(t.queries)
     return weight
 
 

@@ -38,6 +38,7 @@ over:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -409,11 +410,14 @@ class CostModel(Protocol):
 
     @property
     def end(self) -> str: ...
+    @property
+    def name(self) -> str: ...
 
     def start(self, rates: Rates, type_: str) -> float: ...
     def nonshared(self, rates: Rates, source: str, target: str) -> float: ...
     def share(self, rates: Rates, source: str, label: str) -> float: ...
     def evaluate(self, rates: Rates, at: str, label: str) -> float: ...
+    def finish(self, rates: Rates, at: str, label: str, queries: int) -> float: ...
     def cycle(self, rates: Rates, unit: Unit, label: str | None, queries: int) -> float: ...
 
 
@@ -430,6 +434,7 @@ class PaperCost:
     a non-shared query pays Eq. 2 either way."""
 
     end: str = "prop_eval"
+    name = "paper"
 
     def __post_init__(self) -> None:
         if self.end not in END_OPTIONS:
@@ -453,6 +458,10 @@ class PaperCost:
         ``|label|`` snapshots."""
         return rates[at] * rates[label]
 
+    def finish(self, rates: Rates, at: str, label: str, queries: int) -> float:
+        """A shared Q-set's ``queries`` that all end at ``at``: Eq. 4 for each."""
+        return queries * self.evaluate(rates, at, label)
+
     def cycle(self, rates: Rates, unit: Unit, label: str | None, queries: int) -> float:
         """A Kleene cycle's weight (spec 2.6): shared with ``label``, each transition's
         propagation once, plus the label's events evaluating their expression for every
@@ -461,6 +470,94 @@ class PaperCost:
             return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
         moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
         return moves + queries * self.evaluate(rates, label, label)
+
+
+#: :class:`KernelCost`'s unit costs, in register updates of one query and window (the
+#: compiled GRETA's work per event, query and window): a live snapshot's entry added
+#: once for a Q-set (PROPAGATION), an entry evaluated against one query's snapshot
+#: registers (EVALUATION), a snapshot's slot and identity entry (SNAPSHOT), an event's
+#: pass through a shared context (CONTEXT)
+PROPAGATION = 3.0
+EVALUATION = 3.0
+SNAPSHOT = 4.0
+CONTEXT = 4.0
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """The work of trendagg's compiled executors (the ``kernel`` cost model, what a run
+    plans with), per window and partition, in register updates of one query and window.
+
+    The paper's model prices a non-shared query at ``|Ej| * |Ei|`` per transition (each
+    event sums its predecessors); the compiled GRETA keeps running totals, so an event
+    updates each query's register once per window it falls in (``w``, the pool's
+    :attr:`PoolRates.windows`): ``|Ej| * w``. Shared (``trendagg.kernels._gloria``), an
+    event of a Q-set's types adds each live snapshot's entry once for the whole Q-set
+    (``|L|`` snapshots live per window: PROPAGATION each, plus CONTEXT per event); an
+    event of the label takes a snapshot (SNAPSHOT; its queries' values there are their
+    updates, which the transition into it pays); a query whose Q-set or label changes
+    evaluates each live snapshot per window (EVALUATION each) besides its own update;
+    and queries that all end in one context accumulate their entries once per event
+    and evaluate them once per window (:meth:`finish`, the kernel's lazy ENDs).
+    ``end`` only names the end-edge weighting (``prop_eval``: propagation at the end
+    type too, as the kernel does)."""
+
+    end: str = "prop_eval"
+    name = "kernel"
+    at_target = True  # (see gloria_graph.edge_weight)
+
+    @staticmethod
+    def _w(rates: Rates) -> float:
+        return float(getattr(rates, "windows", 1))
+
+    def start(self, rates: Rates, type_: str) -> float:
+        """A start: each event of the type updates the query's register per window."""
+        return rates[type_] * self._w(rates)
+
+    def nonshared(self, rates: Rates, source: str, target: str) -> float:
+        """One query: each target event reads the source's running total, per window."""
+        return rates[target] * self._w(rates)
+
+    def share(self, rates: Rates, source: str, label: str) -> float:
+        """One Q-set: a snapshot at each label event, or each source event adding each
+        live snapshot's entry once."""
+        if source == label:
+            return rates[label] * SNAPSHOT
+        return rates[source] * (CONTEXT + PROPAGATION * rates[label])
+
+    def evaluate(self, rates: Rates, at: str, label: str) -> float:
+        """One query: each ``at`` event evaluates the live snapshots per window, and
+        updates its register."""
+        return rates[at] * self._w(rates) * (1.0 + EVALUATION * rates[label])
+
+    def finish(self, rates: Rates, at: str, label: str, queries: int) -> float:
+        """Queries that all end at ``at``: each event accumulates the live snapshots'
+        entries per window once, each window's close evaluates them per query."""
+        live = rates[label]
+        return rates[at] * self._w(rates) * PROPAGATION * live + queries * EVALUATION * live
+
+    def cycle(self, rates: Rates, unit: Unit, label: str | None, queries: int) -> float:
+        """A Kleene cycle: non-shared, every transition's update per query; shared with
+        ``label``, each transition's propagation (the label's: its snapshot) once, and
+        the label's events evaluating the cycle's entries per query."""
+        if label is None:
+            return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
+        moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
+        return moves + queries * self.evaluate(rates, label, label)
+
+
+#: GLORIA's cost models by name: the kernel's work (what a run plans with) or the
+#: paper's Eqs. 2-4 (spec 2.1; the worked examples')
+GLORIA_MODELS = ("paper", "kernel")
+
+
+def cost_model(name: str) -> CostModel:
+    """The cost model called ``name`` (one of :data:`GLORIA_MODELS`)."""
+    if name == "kernel":
+        return KernelCost()
+    if name == "paper":
+        return PaperCost()
+    raise ValueError(f"unknown GLORIA cost model '{name}': use {' or '.join(GLORIA_MODELS)}")
 
 
 # ----------------------------------------------------------------------------- rates
@@ -499,13 +596,33 @@ def estimate_rates(
     return sample_rates(events, groups, sample, filters)
 
 
-def pool_rates(pool: Pool, queries: Mapping[str, GloriaQuery], given: Mapping[Any, float]) -> Rates:
+class PoolRates(dict[Any, float]):
+    """``|E|`` per type as a pool weighs them (:func:`pool_rates`), and ``windows``: the
+    windows an event of the pool's queries falls in."""
+
+    windows: int = 1
+
+
+def windows_per_event(signature: tuple[object, ...]) -> int:
+    """The windows an event falls in under a signature's window (WITHIN / SLIDE, rounded
+    up), or 1 where the signature has none (queries of different windows may share)."""
+    found = dict(item for item in signature if isinstance(item, tuple) and len(item) == 2)
+    if "within" not in found or "slide" not in found:
+        return 1
+    within, slide = Fraction(str(found["within"])), Fraction(str(found["slide"]))
+    return max(1, math.ceil(within / slide)) if slide > 0 else 1
+
+
+def pool_rates(
+    pool: Pool, queries: Mapping[str, GloriaQuery], given: Mapping[Any, float]
+) -> PoolRates:
     """``|E|`` per type as the pool weighs it: the rate of the events its queries bind to
     E where ``given`` has one for their binding rule (estimated rates, keyed ``(E,
     rule)``), else E's. The pool's queries bind its source and target alike (they are
     in its key); where they bind another type (a label) differently, the most frequent
     of their rules is used. Rates given per type name apply as they are."""
-    out: dict[str, float] = {k: v for k, v in given.items() if isinstance(k, str)}
+    out = PoolRates({k: v for k, v in given.items() if isinstance(k, str)})
+    out.windows = windows_per_event(pool.signature)
     bound: dict[str, set[Any]] = {}  # (only the types some query binds by a rule)
     for q in pool.queries:
         for t, rule in dict(queries[q].rules).items():
@@ -523,13 +640,17 @@ __all__ = [
     "KLEENE",
     "SEQ",
     "CostModel",
+    "GLORIA_MODELS",
     "GloriaQuery",
+    "KernelCost",
     "GloriaTemplate",
     "PaperCost",
     "Pool",
+    "PoolRates",
     "Rates",
     "Shape",
     "Unit",
+    "cost_model",
     "estimate_rates",
     "gloria_query",
     "gloria_template",
@@ -537,4 +658,5 @@ __all__ = [
     "query_shape",
     "shape",
     "shareable_patterns",
+    "windows_per_event",
 ]

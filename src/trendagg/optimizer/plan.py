@@ -248,7 +248,7 @@ def sharing_plan(
     rates: Mapping[Any, Any] | None = None,
     sequences: Sequence[SharedSequence] | None = None,
     qsets: Sequence[GloriaQSet] | None = None,
-    sharon_model: str = KERNEL,
+    cost_model: str = KERNEL,
 ) -> SharingPlan:
     """The plan of ``strategy`` for a workload: routes, shared bursts, state classes.
 
@@ -258,9 +258,10 @@ def sharing_plan(
     flat or per signature as :func:`trendagg.optimizer.sharon.estimate_rates` gives
     them; None: every type at rate 1. ``sequences`` (sharon): run these shared
     sub-sequences instead of the optimizer's choice (checked: see :func:`check_sequences`).
-    ``sharon_model``: the cost model SHARON's optimizer weighs sub-sequences by: the work
-    of trendagg's executors (``kernel``, the default), or the paper's Eq. 1-8
-    (``factor-one``, ``authors``: see :func:`trendagg.optimizer.sharon.candidate_cost`).
+    ``cost_model``: the cost model the optimizer weighs plans by: the work of trendagg's
+    executors (``kernel``, the default, for both), or the paper's (sharon: Eq. 1-8 as
+    ``factor-one`` or ``authors``, see :func:`trendagg.optimizer.sharon.candidate_cost`;
+    gloria: Eqs. 2-4 as ``paper``, see :mod:`trendagg.optimizer.gloria_template`).
     ``rates`` (gloria): as sharon's, per type or per GLORIA signature
     (:func:`gloria_rates`). ``qsets`` (gloria): run these Q-sets instead of the
     optimizer's plan (checked: see :func:`check_qsets`); every query they name runs on
@@ -272,9 +273,9 @@ def sharing_plan(
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
     chosen, sequences = _given_or_planned(
-        "sharon", strategy, sequences, plans, rates, "shared sub-sequences", sharon_model
+        "sharon", strategy, sequences, plans, rates, "shared sub-sequences", cost_model
     )
-    gloria, qsets = _given_or_planned("gloria", strategy, qsets, plans, rates, "Q-sets")
+    gloria, qsets = _given_or_planned("gloria", strategy, qsets, plans, rates, "Q-sets", cost_model)
     on_gloria = {name for s in qsets for name in s.queries}
     shared = {name for seq in sequences for name in seq.queries} | on_gloria
     routes = []
@@ -349,7 +350,7 @@ def _given_or_planned(
         given = tuple(given)
         (check_sequences if owner == "sharon" else check_qsets)(plans, given)
         return None, given
-    return _sharon(plans, rates, model) if owner == "sharon" else _gloria(plans, rates)
+    return (_sharon if owner == "sharon" else _gloria)(plans, rates, model)
 
 
 def check_sequences(plans: list[QueryPlan], sequences: Sequence[SharedSequence]) -> None:
@@ -432,20 +433,26 @@ def policy_rates(plans: list[QueryPlan], strategy: str, events: Any) -> dict[Any
 
 
 def _gloria(
-    plans: list[QueryPlan], rates: Mapping[Any, Any] | None
+    plans: list[QueryPlan], rates: Mapping[Any, Any] | None, model: str = KERNEL
 ) -> tuple[Any, tuple[GloriaQSet, ...]]:
-    """GLORIA's optimizer over the queries of its class: its answer, and the Q-sets of
-    the queries that share some transition (their every transition's)."""
+    """GLORIA's optimizer over the queries of its class, weighing plans by ``model``
+    (see :func:`~trendagg.optimizer.gloria_template.cost_model`): its answer, and the
+    Q-sets of the queries that share some transition (their every transition's)."""
     from trendagg.optimizer.gloria import BUDGET
     from trendagg.optimizer.gloria import optimize as gloria_optimize
-    from trendagg.optimizer.gloria_template import gloria_query
+    from trendagg.optimizer.gloria_template import cost_model, gloria_query
+
+    try:
+        cost = cost_model(model)
+    except ValueError as e:
+        raise InputError(f"{e} (the gloria strategy's cost models)") from None
 
     eligible = [p for p in plans if gloria_blocker(p) is None]
     if not eligible:
         return None, ()
     if rates is None:
         rates = {t: 1.0 for p in eligible for t in p.template.types}
-    chosen = gloria_optimize([gloria_query(p) for p in eligible], rates, budget=BUDGET)
+    chosen = gloria_optimize([gloria_query(p) for p in eligible], rates, cost=cost, budget=BUDGET)
     return chosen, shared_qsets(eligible, chosen)
 
 
