@@ -376,14 +376,19 @@ def test_o5_example_2_5_template_and_shareable_patterns() -> None:
     assert patterns["SEQ(P, T)+"] == {"q1", "q2", "q3"}
     assert patterns["SEQ(R, SEQ(P, T)+, D)"] == {"q1", "q2"}
     assert patterns["SEQ(A, R, SEQ(P, T)+)"] == {"q2", "q3"}
-    # the cycle is shared by all three or by none (section 7.1): Fig. 2's plans 2 and 3 are
-    # never candidates, in any graph
+    # with a label of its own the cycle is shared by all three or by none (section 7.1):
+    # Fig. 2's plans 2 and 3 are never candidates, in any graph; the Q-sets that arrive
+    # with a label from before it may keep it round the cycle (spec A18), whole
     rates = {"A": 3, "R": 5, "P": 7, "T": 2, "D": 4, "C": 6}
     for mode in ("noprune", "exhaustive"):
         plan = optimize(queries, rates, mode=mode)
         (cycle,) = [p for p in plan.graph.pools if p.name == "Kleene SEQ(P, T)+"]
-        texts = {n.text() for n in cycle.nodes}
-        assert texts == {f"(q1,q2,q3)^{t}" for t in "PT"} | {"(q1),(q2),(q3)"}
+        own = {n.text() for n in cycle.nodes if n.how == "cycle"}
+        assert own == {f"(q1,q2,q3)^{t}" for t in "PT"} | {"(q1),(q2),(q3)"}
+        carried = {n.text() for n in cycle.nodes if n.how == "carry"}
+        assert {"(q1,q2,q3)^R", "(q1),(q2,q3)^R", "(q1),(q2,q3)^A"} <= carried
+        labels = {s.label for n in cycle.nodes if n.how == "carry" for s in n.qsets}
+        assert labels <= {None, "R", "A"}
 
 
 def test_o5_example_2_4_overlapping_kleene_units_are_not_shared_across() -> None:
@@ -1176,3 +1181,30 @@ def test_under_the_kernels_model_gloria_is_no_worse_than_greedy_none_or_noprune(
     assert gloria <= plans["none"].cost + 1e-9
     assert gloria == pytest.approx(plans["noprune"].cost)
     assert all(plan.check() == [] for plan in plans.values())
+
+
+def test_a18_a_kleene_unit_keeps_the_labels_its_queries_arrive_with() -> None:
+    """Fig. 19's complex shape: six queries per first type A1..A3 (rare) enter a
+    multi-type unit SEQ(T, X)+ whose T is frequent. A label of the unit's own makes each
+    query evaluate at every T (its values from A enter there); keeping each first type's
+    snapshots round the cycle (a Q-set per first type, ``carry``) propagates T once per
+    Q-set instead. The kernel's model takes it, with the same Q-sets into the unit, and
+    the plan is valid."""
+    queries = [GloriaQuery.of(f"q{i}", f"SEQ(A{i % 3}, SEQ(T, X)+, C{i // 3})") for i in range(18)]
+    rates = {"T": 80.0, "X": 1.0, **{f"A{i}": 5.0 for i in range(3)}}
+    rates |= {f"C{i}": 5.0 for i in range(6)}
+    plan = optimize(queries, rates, cost=KernelCost())
+    assert plan.check() == []
+    (unit,) = [(p, q) for p, q in plan.pools() if p.kind == "kleene"]
+    assert {(s.queries, s.label) for s in unit[1]} == {
+        (tuple(sorted(f"q{i}" for i in range(18) if i % 3 == a)), f"A{a}") for a in range(3)
+    }
+    for pool, qsets in plan.pools():
+        if pool.target == "T":  # (into the unit: each first type's snapshots, shared)
+            assert all(s.label == f"A{int(s.queries[0][1:]) % 3}" for s in qsets)
+    # under the unit's own labels only (no carry candidate) the plan costs more
+    graph = plan.graph
+    (gpool,) = [g for g in graph.pools if g.template is not None and g.template.kind == "kleene"]
+    best_own = min(n.d_s for n in gpool.nodes if n.how == "cycle")
+    chosen = plan.chosen[gpool.index]
+    assert chosen.how == "carry" and chosen.d_s < best_own

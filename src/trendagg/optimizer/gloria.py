@@ -129,8 +129,9 @@ class GloriaPlan:
         """What makes the plan invalid (spec 8.2, P4), or nothing: one node per pool;
         each query of a pool in exactly one Q-set; only a single query non-shared; a
         label is a type at or before the transition's source on each member's trend (a
-        unit's own type for a Kleene unit) and, unless it is the source itself (a local
-        snapshot), the label its queries arrived with, all from one Q-set (a reuse)."""
+        unit's own type, or one before it, for a Kleene unit) and, unless it is the source
+        itself or the unit's own (a local snapshot), the label its queries arrived with,
+        all from one Q-set (a reuse, or a unit that carries its arriving labels)."""
         problems = []
         shapes = {q.name: query_shape(q) for q in self.template.queries}
         for gpool in self.graph.pools:
@@ -150,15 +151,15 @@ class GloriaPlan:
                     continue
                 for q in s.queries:
                     types = shapes[q].types
-                    if pool.kind == KLEENE:
-                        assert pool.unit is not None
-                        ok = s.label in pool.unit.types
+                    inside = pool.unit is not None and s.label in pool.unit.types
+                    if pool.kind == KLEENE:  # its own type, or one before it (carried)
+                        ok = inside or s.label in types[: types.index(pool.source)]
                     else:
                         ok = s.label in types[: types.index(pool.source) + 1]
                     if not ok:
                         problems.append(f"{pool.name()}: label {s.label} is not before it in {q}")
                         continue
-                    if pool.kind == KLEENE or s.label == pool.source:
+                    if inside or s.label == pool.source:
                         continue  # (a local snapshot)
                     before = [p for p in pool.preds if q in self.template.pools[p].queries]
                     came = member[before[0]][q] if before else None

@@ -782,7 +782,10 @@ def build_graph(
                 node = found.get(qsets)
                 if node is None:
                     own = 0.0
-                    if pool.kind == KLEENE:
+                    if pool.kind == KLEENE and how == "carry":
+                        assert pool.unit is not None
+                        own = sum(model.cycle(r, pool.unit, x.label, len(x.queries)) for x in qsets)
+                    elif pool.kind == KLEENE:
                         assert pool.unit is not None
                         label = qsets[0].label if qsets else None
                         own = model.cycle(r, pool.unit, label, len(pool.queries))
@@ -964,13 +967,28 @@ def _candidates(
     """The pool's candidate plans from the Q-sets one combination of its predecessors'
     nodes brings it (cut to its queries, in their order: :func:`_arrival_classes`);
     ``alone``: the non-shared Q-sets of the queries that start at the pool, sorted, if
-    the caller has them already."""
+    the caller has them already.
+
+    A Kleene unit's: its k + 2 cycles (section 6.1: every query shared with one of the
+    unit's types as the label, or none), and, where Q-sets arrive with a label from
+    before the unit, the ``carry`` cycle (trendagg's extension, spec A18): those Q-sets
+    keep their labels round the cycle, the other queries non-shared. Lemma 6.1's
+    all-or-nothing argument is about relabelling inside the cycle, which a carried label
+    never does: the unit's events only propagate the arriving snapshots' entries. It is
+    HAMLET's plan for a multi-type unit (Fig. 19's complex workload: the queries' values
+    from their first types enter the unit at its frequent entry, per query, under any
+    label of the unit's own)."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
             for label in pool.unit.types:
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
+        carried = [x for x in brought if x.label is not None and x.label not in pool.unit.types]
+        if carried and mode != "none":  # (spec A18: the arriving snapshots, kept round it)
+            kept = {q for x in carried for q in x.queries}
+            rest = [qset([q], None) for q in sorted(pool.queries - kept)]
+            yield "carry", tuple(sorted([*carried, *rest]))
         return
     if mode == "exhaustive" or merge == "subsets":
         yield from full_space(pool, {q: part for part in brought for q in part.queries})
@@ -1010,10 +1028,17 @@ def edge_weight(
         if seq and (succ is not None or cost.end == "prop_eval"):
             weight += cost.share(rates, source, s.label) * len(part) / len(s.queries)
         for q in part:
-            then = b.member.get(q) if succ is not None and succ.kind == SEQ else None
+            then = b.member.get(q) if succ is not None and _reads_on(succ, b) else None
             if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
                 weight += cost.evaluate(rates, target, s.label)
     return weight
+
+
+def _reads_on(succ: Pool, b: Node) -> bool:
+    """Whether ``b``'s Q-sets go on from the snapshots that arrive in them: a SEQ
+    pool's, or a Kleene unit's that keeps its arriving labels (``carry``, spec A18); a
+    unit shared with a label of its own relabels every query that enters it."""
+    return succ.kind == SEQ or b.how == "carry"
 
 
 def _kernel_edge(
@@ -1040,12 +1065,13 @@ def _kernel_edge(
             continue
         on = 0
         for q in part:
-            then = b.member.get(q) if succ.kind == SEQ else None
+            then = b.member.get(q) if _reads_on(succ, b) else None
             if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
                 weight += cost.evaluate(rates, target, s.label)
             else:
                 on += 1
-        if on and seq and s.label != target:  # (a cycle propagates its exit itself)
+        # (a cycle propagates its own types, the entry and the exit among them)
+        if on and seq and succ.kind == SEQ and s.label != target:
             weight += cost.share(rates, target, s.label) * on / len(s.queries)
     if succ is not None and succ.kind == SEQ:
         for t in b.qsets:  # snapshots that b's Q-sets take at the target

@@ -469,6 +469,8 @@ class PaperCost:
         if label is None:
             return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
         moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
+        if label not in unit.types:  # (arriving snapshots kept round it: no relabelling)
+            return moves
         return moves + queries * self.evaluate(rates, label, label)
 
 
@@ -510,6 +512,14 @@ class KernelCost:
     def _w(rates: Rates) -> float:
         return float(getattr(rates, "windows", 1))
 
+    def _live(self, rates: Rates, label: str) -> float:
+        """Snapshots of ``label`` live per window: one per event, or, where trends start
+        at it (the kernel's START groups: a START joins the last snapshot while in the
+        same windows), one per window an event falls in."""
+        if label in getattr(rates, "starts", ()):
+            return min(rates[label], self._w(rates))
+        return rates[label]
+
     def start(self, rates: Rates, type_: str) -> float:
         """A start: each event of the type updates the query's register per window."""
         return rates[type_] * self._w(rates)
@@ -522,18 +532,18 @@ class KernelCost:
         """One Q-set: a snapshot at each label event, or each source event adding each
         live snapshot's entry once."""
         if source == label:
-            return rates[label] * SNAPSHOT
-        return rates[source] * (CONTEXT + PROPAGATION * rates[label])
+            return self._live(rates, label) * SNAPSHOT
+        return rates[source] * (CONTEXT + PROPAGATION * self._live(rates, label))
 
     def evaluate(self, rates: Rates, at: str, label: str) -> float:
         """One query: each ``at`` event evaluates the live snapshots per window, and
         updates its register."""
-        return rates[at] * self._w(rates) * (1.0 + EVALUATION * rates[label])
+        return rates[at] * self._w(rates) * (1.0 + EVALUATION * self._live(rates, label))
 
     def finish(self, rates: Rates, at: str, label: str, queries: int) -> float:
         """Queries that all end at ``at``: each event accumulates the live snapshots'
         entries per window once, each window's close evaluates them per query."""
-        live = rates[label]
+        live = self._live(rates, label)
         return rates[at] * self._w(rates) * PROPAGATION * live + queries * EVALUATION * live
 
     def cycle(self, rates: Rates, unit: Unit, label: str | None, queries: int) -> float:
@@ -543,6 +553,8 @@ class KernelCost:
         if label is None:
             return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
         moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
+        if label not in unit.types:  # (arriving snapshots kept round it: no relabelling)
+            return moves
         return moves + queries * self.evaluate(rates, label, label)
 
 
@@ -597,10 +609,12 @@ def estimate_rates(
 
 
 class PoolRates(dict[Any, float]):
-    """``|E|`` per type as a pool weighs them (:func:`pool_rates`), and ``windows``: the
-    windows an event of the pool's queries falls in."""
+    """``|E|`` per type as a pool weighs them (:func:`pool_rates`); ``windows``: the
+    windows an event of the pool's queries falls in; ``starts``: the types its queries'
+    trends start at."""
 
     windows: int = 1
+    starts: frozenset[str] = frozenset()
 
 
 def windows_per_event(signature: tuple[object, ...]) -> int:
@@ -623,6 +637,7 @@ def pool_rates(
     of their rules is used. Rates given per type name apply as they are."""
     out = PoolRates({k: v for k, v in given.items() if isinstance(k, str)})
     out.windows = windows_per_event(pool.signature)
+    out.starts = frozenset(query_shape(queries[q]).start for q in pool.queries)
     bound: dict[str, set[Any]] = {}  # (only the types some query binds by a rule)
     for q in pool.queries:
         for t, rule in dict(queries[q].rules).items():
