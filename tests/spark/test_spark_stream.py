@@ -187,8 +187,9 @@ def test_a_sharon_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> 
 
 def test_a_gloria_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
     """--strategy gloria in a stream: each key's Runner plans from its first events (here
-    the four queries share SEQ(A, B)+ and its exit, with snapshots of B, as the local
-    engine's plan does) and keeps snapshots and coefficients in the state store."""
+    the four queries share SEQ(A, B)+ and its exit, with snapshots of A, as the local
+    engine's plan does: long bursts of B after one A) and keeps snapshots and
+    coefficients in the state store."""
     from trendagg.engine.runner import Runner
     from trendagg.io import from_records
     from trendagg.plan.compile import compile_workload
@@ -198,15 +199,15 @@ def test_a_gloria_stream_equals_the_local_engine(spark: Any, tmp_path: Path) -> 
         "WITHIN 10 s SLIDE 5 s;"
         for i, p in enumerate("CDEF", 1)
     )
-    kinds = "CDEFABABABXABABX"
+    kinds = "CDEFA" + "B" * 23 + "X"
     events = [
-        {"type": kinds[i % len(kinds)], "time": i // 2, "x": i % 7, "g": i // 16 % 2}
-        for i in range(128)
+        {"type": kinds[i % len(kinds)], "time": i // 4, "x": i % 7, "g": i // 29 % 2}
+        for i in range(232)
     ]
     local = Runner(compile_workload(parse(text)), "gloria")
     local.feed(from_records(events).events)
-    assert local.sharing is not None and any(q.label == "B" for q in local.sharing.qsets)
-    chunks = [events[:48], events[48:96], events[96:], [FLUSH]]
+    assert local.sharing is not None and any(q.label == "A" for q in local.sharing.qsets)
+    chunks = [events[:80], events[80:160], events[160:], [FLUSH]]
     write_files(tmp_path / "in", chunks)
     got, _ = run_dir(
         spark, text, tmp_path / "in", tmp_path / "out", tmp_path / "ckpt", strategy="gloria",
