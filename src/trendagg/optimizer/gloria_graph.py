@@ -977,7 +977,9 @@ def _candidates(
     never does: the unit's events only propagate the arriving snapshots' entries. It is
     HAMLET's plan for a multi-type unit (Fig. 19's complex workload: the queries' values
     from their first types enter the unit at its frequent entry, per query, under any
-    label of the unit's own)."""
+    label of the unit's own). Not for a one-type unit ``E+``: a query left non-shared
+    follows the hamlet plan, whose shared bursts are HAMLET's own for it (and faster on
+    the compiled kernel: Fig. 19's simple workload)."""
     if pool.kind == KLEENE:
         assert pool.unit is not None
         if len(pool.queries) > 1 and mode != "none":
@@ -985,7 +987,9 @@ def _candidates(
                 yield "cycle", (qset(pool.queries, label),)
         yield "cycle", tuple(qset([q], None) for q in sorted(pool.queries))
         carried = [x for x in brought if x.label is not None and x.label not in pool.unit.types]
-        if carried and mode != "none":  # (spec A18: the arriving snapshots, kept round it)
+        # (spec A18: the arriving snapshots, kept round it; not round a one-type E+, which
+        # the hamlet plan that a query left non-shared follows shares in bursts)
+        if carried and mode != "none" and len(pool.unit.types) > 1:
             kept = {q for x in carried for q in x.queries}
             rest = [qset([q], None) for q in sorted(pool.queries - kept)]
             yield "carry", tuple(sorted([*carried, *rest]))
