@@ -1076,7 +1076,8 @@ def test_a14_rates_are_counted_per_binding_filter() -> None:
 def test_a_graph_past_the_work_budget_gives_greedys_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     """The graph's construction stops past its budget of work (combinations of
     predecessor nodes tried plus edges weighed, which multiply where pools with many
-    live nodes meet) and the plan is Greedy's; explain says so; a run under it is exact."""
+    live nodes meet) and the plan is Greedy's, or no sharing where the model prices that
+    lower; explain says so; a run under it is exact."""
     full = optimize(E4, E4_RATES, budget=None)
     assert full.over_budget is None and full.cost == 307 and full.mode == "gloria"
     edges = sum(1 for _ in full.graph.edges)
@@ -1105,8 +1106,13 @@ def test_a_graph_past_the_work_budget_gives_greedys_plan(monkeypatch: pytest.Mon
         )
     )
     monkeypatch.setattr(gloria_module, "BUDGET", 0)
-    plan = sharing_plan(plans, "gloria", rates=E4_RATES)
+    plan = sharing_plan(plans, "gloria", rates=E4_RATES, cost_model="paper")
     assert plan.gloria.over_budget is not None and plan.gloria.mode == "greedy"
+    # past it, the cheaper of Greedy's plan and no sharing
+    kernel = sharing_plan(plans, "gloria", rates=E4_RATES).gloria
+    assert kernel.over_budget is not None and kernel.mode in ("greedy", "none")
+    for mode in ("greedy", "none"):
+        assert kernel.cost <= optimize(E4, E4_RATES, mode=mode, cost=KernelCost()).cost
     events = from_records([{"type": t, "time": i} for i, t in enumerate("FAEABCBCDACDD")]).events
     rows = run_strategy(plans, events, "gloria", plan=plan)
     assert sorted((r.query, r.values["COUNT(*)"]) for r in rows) == sorted(

@@ -82,7 +82,7 @@ class GloriaPlan:
     for ``exhaustive``); ``exact`` whether the search is proven optimal over the graph
     (its pools form a tree, spec A11); ``built`` the plan nodes generated;
     ``over_budget`` the pool whose construction passed the work budget (the plan is
-    then Greedy's), else None."""
+    then Greedy's, or no sharing where that costs less), else None."""
 
     template: GloriaTemplate
     graph: Graph
@@ -209,9 +209,14 @@ class GloriaPlan:
         kept = self.nodes
         lines.append(f"  nodes: {self.built} built, {kept} kept")
         if self.over_budget is not None:
+            instead = (
+                "Greedy's plan (one node per pool)"
+                if self.mode == "greedy"
+                else "no sharing (cheaper than Greedy's plan)"
+            )
             lines.append(
                 f"  past the work budget building {self.over_budget} (combinations tried and "
-                "edges weighed): Greedy's plan (one node per pool) instead"
+                f"edges weighed): {instead} instead"
             )
         cases = ", ".join(CASES[c] for c in sorted(set(self.cases))) or "nothing to search"
         proof = "" if self.exact else "; the pools branch and join again: optimality not proven"
@@ -285,8 +290,9 @@ def optimize(
     :func:`~trendagg.optimizer.gloria_graph.build_graph`). ``limit`` bounds the paths ``exhaustive``
     tries. ``budget``: the work the graph's construction may take, combinations of
     predecessor nodes tried plus edges weighed (None: no limit); past it the plan is
-    Greedy's (``over_budget`` says where it stopped). A count, not a time: the same
-    queries and rates give the same plan in every process."""
+    Greedy's, or no sharing where that costs less (``over_budget`` says where it
+    stopped, ``mode`` which). A count, not a time: the same queries and rates give the
+    same plan in every process."""
     started = time.perf_counter()
     described = [q if isinstance(q, GloriaQuery) else gloria_query(q) for q in queries]
     template = gloria_template(described)
@@ -305,8 +311,12 @@ def optimize(
                 limit=budget,
             )
         except OverBudget as stopped:
+            # Greedy's plan, or none where the model says sharing nothing costs less
             over, mode = str(stopped), "greedy"
             built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
+            alone = build_graph(template, rates, model, mode="none", merge=merge, local=local)
+            if path_search(alone.graph).cost < path_search(built.graph).cost:
+                built, mode = alone, "none"
         graph = built.graph
         if mode == "exhaustive":
             found, weight, tried = brute_force(graph, limit)

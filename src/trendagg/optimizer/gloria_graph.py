@@ -709,13 +709,16 @@ def build_graph(
         if found is None:
             mine = rates.get(pool.signature)  # type: ignore[call-overload]
             given = mine if isinstance(mine, Mapping) else rates
-            found = weighed[pool.index] = pool_rates(pool, queries, given)  # type: ignore[arg-type]
+            found = weighed[pool.index] = pool_rates(pool, queries, given, first_types)  # type: ignore[arg-type]
         return found
 
+    first_types: dict[str, str] = {}  # each query's start type (the kernel's START groups)
     for q in template.queries:
         mine = rates.get(q.signature)  # type: ignore[call-overload]
         given = mine if isinstance(mine, Mapping) else rates
-        for t in query_shape(q).types:
+        found_shape = query_shape(q)
+        first_types[q.name] = found_shape.start
+        for t in found_shape.types:
             if t not in given:
                 known = ", ".join(sorted(k for k in given if isinstance(k, str))) or "none"
                 raise ValueError(

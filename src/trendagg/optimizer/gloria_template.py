@@ -613,8 +613,12 @@ class PoolRates(dict[Any, float]):
     windows an event of the pool's queries falls in; ``starts``: the types its queries'
     trends start at."""
 
-    windows: int = 1
-    starts: frozenset[str] = frozenset()
+    __slots__ = ("starts", "windows")
+
+    def __init__(self, rates: Mapping[Any, float] = {}) -> None:  # noqa: B006 (read only)
+        super().__init__(rates)
+        self.windows = 1
+        self.starts: frozenset[str] = frozenset()
 
 
 def windows_per_event(signature: tuple[object, ...]) -> int:
@@ -628,7 +632,10 @@ def windows_per_event(signature: tuple[object, ...]) -> int:
 
 
 def pool_rates(
-    pool: Pool, queries: Mapping[str, GloriaQuery], given: Mapping[Any, float]
+    pool: Pool,
+    queries: Mapping[str, GloriaQuery],
+    given: Mapping[Any, float],
+    firsts: Mapping[str, str] | None = None,
 ) -> PoolRates:
     """``|E|`` per type as the pool weighs it: the rate of the events its queries bind to
     E where ``given`` has one for their binding rule (estimated rates, keyed ``(E,
@@ -637,7 +644,9 @@ def pool_rates(
     of their rules is used. Rates given per type name apply as they are."""
     out = PoolRates({k: v for k, v in given.items() if isinstance(k, str)})
     out.windows = windows_per_event(pool.signature)
-    out.starts = frozenset(query_shape(queries[q]).start for q in pool.queries)
+    if firsts is None:
+        firsts = {q: query_shape(queries[q]).start for q in pool.queries}
+    out.starts = frozenset(firsts[q] for q in pool.queries)
     bound: dict[str, set[Any]] = {}  # (only the types some query binds by a rule)
     for q in pool.queries:
         for t, rule in dict(queries[q].rules).items():
