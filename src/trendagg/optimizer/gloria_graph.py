@@ -1018,27 +1018,45 @@ def edge_weight(
     with its label; the kernel holds a shared Q-set's last type once), a snapshot
     where ``b`` takes one at the target, and a whole Q-set that ends here
     :meth:`~trendagg.optimizer.gloria_template.CostModel.finish`."""
+    weight, shared = _nonshared(pool, a, succ, rates, cost)
     if getattr(cost, "at_target", False):
-        return _kernel_edge(pool, a, succ, b, rates, cost)
-    common = pool.ends if succ is None else pool.queries & succ.queries
+        return weight + _kernel_shared(pool, shared, succ, b, rates, cost)
     source, target = pool.source, pool.target
-    seq = pool.kind == SEQ
+    for s, part in shared:
+        assert s.label is not None
+        if pool.kind == SEQ and (succ is not None or cost.end == "prop_eval"):
+            weight += cost.share(rates, source, s.label) * len(part) / len(s.queries)
+        for q in part:
+            if not _goes_on(s, q, succ, b):
+                weight += cost.evaluate(rates, target, s.label)
+    return weight
+
+
+def _nonshared(
+    pool: Pool, a: Node, succ: Pool | None, rates: Rates, cost: CostModel
+) -> tuple[float, list[tuple[QSet, list[str]]]]:
+    """What :func:`edge_weight` charges ``a``'s non-shared queries in common with
+    ``succ`` (an end node's: those that end here), and ``a``'s shared Q-sets with those
+    of their queries."""
+    common = pool.ends if succ is None else pool.queries & succ.queries
     weight = 0.0
+    shared = []
     for s in a.qsets:
         part = [q for q in s.queries if q in common]
         if not part:
             continue
-        if s.label is None:
-            if seq:
-                weight += len(part) * cost.nonshared(rates, source, target)
-            continue
-        if seq and (succ is not None or cost.end == "prop_eval"):
-            weight += cost.share(rates, source, s.label) * len(part) / len(s.queries)
-        for q in part:
-            then = b.member.get(q) if succ is not None and _reads_on(succ, b) else None
-            if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
-                weight += cost.evaluate(rates, target, s.label)
-    return weight
+        if s.label is not None:
+            shared.append((s, part))
+        elif pool.kind == SEQ:
+            weight += len(part) * cost.nonshared(rates, pool.source, pool.target)
+    return weight, shared
+
+
+def _goes_on(s: QSet, q: str, succ: Pool | None, b: Node) -> bool:
+    """Whether query q of shared Q-set s goes on in ``b`` from s's snapshots (else it
+    evaluates them at the pool's target)."""
+    then = b.member.get(q) if succ is not None and _reads_on(succ, b) else None
+    return then is not None and then.label == s.label and set(then.queries) <= set(s.queries)
 
 
 def _reads_on(succ: Pool, b: Node) -> bool:
@@ -1048,22 +1066,21 @@ def _reads_on(succ: Pool, b: Node) -> bool:
     return succ.kind == SEQ or b.how == "carry"
 
 
-def _kernel_edge(
-    pool: Pool, a: Node, succ: Pool | None, b: Node, rates: Rates, cost: CostModel
+def _kernel_shared(
+    pool: Pool,
+    shared: list[tuple[QSet, list[str]]],
+    succ: Pool | None,
+    b: Node,
+    rates: Rates,
+    cost: CostModel,
 ) -> float:
-    """:func:`edge_weight` where propagation is charged at the target (see there)."""
+    """:func:`edge_weight`'s shared part where propagation is charged at the target (see
+    there)."""
+    target = pool.target
     common = pool.ends if succ is None else pool.queries & succ.queries
-    source, target = pool.source, pool.target
-    seq = pool.kind == SEQ
     weight = 0.0
-    for s in a.qsets:
-        part = [q for q in s.queries if q in common]
-        if not part:
-            continue
-        if s.label is None:
-            if seq:
-                weight += len(part) * cost.nonshared(rates, source, target)
-            continue
+    for s, part in shared:
+        assert s.label is not None
         if succ is None:
             if len(part) == len(s.queries):  # (the whole Q-set ends here)
                 weight += cost.finish(rates, target, s.label, len(part))
@@ -1072,13 +1089,12 @@ def _kernel_edge(
             continue
         on = 0
         for q in part:
-            then = b.member.get(q) if _reads_on(succ, b) else None
-            if then is None or then.label != s.label or not set(then.queries) <= set(s.queries):
-                weight += cost.evaluate(rates, target, s.label)
-            else:
+            if _goes_on(s, q, succ, b):
                 on += 1
+            else:
+                weight += cost.evaluate(rates, target, s.label)
         # (a cycle propagates its own types, the entry and the exit among them)
-        if on and seq and succ.kind == SEQ and s.label != target:
+        if on and pool.kind == SEQ and succ.kind == SEQ and s.label != target:
             weight += cost.share(rates, target, s.label) * on / len(s.queries)
     if succ is not None and succ.kind == SEQ:
         for t in b.qsets:  # snapshots that b's Q-sets take at the target

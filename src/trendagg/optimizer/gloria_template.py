@@ -421,6 +421,20 @@ class CostModel(Protocol):
     def cycle(self, rates: Rates, unit: Unit, label: str | None, queries: int) -> float: ...
 
 
+def _cycle(model: CostModel, rates: Rates, unit: Unit, label: str | None, queries: int) -> float:
+    """A Kleene cycle's weight under ``model`` (spec 2.6): non-shared (None), every
+    transition's Eq. 2 per query; shared with ``label``, each transition's propagation
+    once, plus, for a label of the unit's own, the label's events evaluating their
+    expression for every query on each iteration (a label carried from before the unit
+    is never relabelled round it)."""
+    if label is None:
+        return queries * sum(model.nonshared(rates, a, b) for a, b in unit.transitions)
+    moves = sum(model.share(rates, a, label) for a, _ in unit.transitions)
+    if label not in unit.types:
+        return moves
+    return moves + queries * model.evaluate(rates, label, label)
+
+
 END_OPTIONS = ("prop_eval", "eval_only")
 
 
@@ -466,12 +480,7 @@ class PaperCost:
         """A Kleene cycle's weight (spec 2.6): shared with ``label``, each transition's
         propagation once, plus the label's events evaluating their expression for every
         query on each iteration; non-shared (None), Eq. 2 per query and transition."""
-        if label is None:
-            return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
-        moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
-        if label not in unit.types:  # (arriving snapshots kept round it: no relabelling)
-            return moves
-        return moves + queries * self.evaluate(rates, label, label)
+        return _cycle(self, rates, unit, label, queries)
 
 
 #: :class:`KernelCost`'s unit costs, in register updates of one query and window (the
@@ -550,12 +559,7 @@ class KernelCost:
         """A Kleene cycle: non-shared, every transition's update per query; shared with
         ``label``, each transition's propagation (the label's: its snapshot) once, and
         the label's events evaluating the cycle's entries per query."""
-        if label is None:
-            return queries * sum(self.nonshared(rates, a, b) for a, b in unit.transitions)
-        moves = sum(self.share(rates, a, label) for a, _ in unit.transitions)
-        if label not in unit.types:  # (arriving snapshots kept round it: no relabelling)
-            return moves
-        return moves + queries * self.evaluate(rates, label, label)
+        return _cycle(self, rates, unit, label, queries)
 
 
 #: GLORIA's cost models by name: the kernel's work (what a run plans with) or the
