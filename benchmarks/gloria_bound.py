@@ -6,7 +6,8 @@ once per window it falls in (spec A4), whatever came before it. A plan that shar
 core of a group of queries at no cost at all (no snapshots, no evaluations, no context
 overhead) saves those updates for every query of the group but one; the first and last
 types of each query (its own) stay per query. The ratio of the two counts bounds
-GLORIA's speed-up over the compiled GRETA from above, before any cost of sharing:
+GLORIA's speed-up over the compiled GRETA from above, before any cost of sharing
+(and a looser bound counts each type once per group, the first and last types too):
 
     greta updates = sum over queries q, types t of q:       events(t) x windows(q)
     ideal shared  = sum over queries, q's own types:         events(t) x windows(q)
@@ -36,10 +37,13 @@ from gloria_execution import workload  # noqa: E402
 ROLE = re.compile(r"(\w+) (F|K\d|S|L)\b")
 
 
-def bound(text: str, events: Counter[str]) -> tuple[float, float]:
-    """(GRETA's updates, the ideal shared plan's) over the workload's queries."""
-    greta = ideal = 0.0
+def bound(text: str, events: Counter[str]) -> tuple[float, float, float]:
+    """(GRETA's updates, the ideal shared plan's, and a plan's that also shares each
+    group's first and last types among the group's queries that have them) over the
+    workload's queries."""
+    greta = ideal = loosest = 0.0
     groups: set[tuple[object, ...]] = set()
+    once: set[tuple[object, ...]] = set()  # (group, type, role): counted once
     for line in text.splitlines():
         name = line.split(":")[0]
         found = re.search(r"WITHIN (\d+) min SLIDE (\d+) min", line)
@@ -55,7 +59,11 @@ def bound(text: str, events: Counter[str]) -> tuple[float, float]:
         if key not in groups:  # (the group's core, once)
             groups.add(key)
             ideal += sum(events[t] for t in core) * windows
-    return greta, ideal
+        for t, role in roles:
+            if (key, t, role) not in once:
+                once.add((key, t, role))
+                loosest += events[t] * windows
+    return greta, ideal, loosest
 
 
 def main() -> None:
@@ -63,8 +71,11 @@ def main() -> None:
     for k in (12, 24, 60, 100, 120, 200):
         text, records = workload({"data": "rideshare", "k": k, "events": 1_000_000})
         events = Counter(str(r["type"]) for r in records)
-        greta, ideal = bound(text, events)
-        rows.append(f"| {k} | {greta:,.0f} | {ideal:,.0f} | {greta / ideal:.2f}x |")
+        greta, ideal, loosest = bound(text, events)
+        rows.append(
+            f"| {k} | {greta:,.0f} | {ideal:,.0f} | {greta / ideal:.2f}x | {loosest:,.0f} "
+            f"| {greta / loosest:.2f}x |"
+        )
         print(rows[-1], flush=True)
     out = [
         "# GLORIA's mixed workload: the most any sharing plan saves the compiled GRETA",
@@ -72,10 +83,14 @@ def main() -> None:
         "Register updates (an event, a query, a window) over the rideshare stream of "
         "`gloria_execution.py` (1,000,000 events): the compiled GRETA's, and those of a "
         "plan that shares every group's core for free (see the script's docstring). "
-        "Their ratio bounds any plan's speed-up over the compiled GRETA.",
+        "Their ratio bounds any plan's speed-up over the compiled GRETA. The last two "
+        "columns are looser still: a plan that also counts each group's first and last "
+        "types once for the group's queries that have them (each event of a type once "
+        "per group), for free.",
         "",
-        "| queries | GRETA's updates | ideal shared plan's | bound on the speed-up |",
-        "|---:|---:|---:|---:|",
+        "| queries | GRETA's updates | ideal shared plan's | bound | every type once per "
+        "group | looser bound |",
+        "|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",
     ]
