@@ -315,8 +315,10 @@ def optimize(
             over, mode = str(stopped), "greedy"
             built = build_graph(template, rates, model, mode=mode, merge=merge, local=local)
             alone = build_graph(template, rates, model, mode="none", merge=merge, local=local)
-            if path_search(alone.graph).cost < path_search(built.graph).cost:
-                built, mode = alone, "none"
+            searched = path_search(built.graph)
+            other = path_search(alone.graph)
+            if other.cost < searched.cost:
+                built, mode, searched = alone, "none", other
         graph = built.graph
         if mode == "exhaustive":
             found, weight, tried = brute_force(graph, limit)
@@ -326,7 +328,7 @@ def optimize(
             total = plan_cost(graph, chosen) if chosen else 0.0
             assert abs(total - weight) <= 1e-6 * max(1.0, abs(weight))
         else:
-            search = path_search(graph)
+            search = searched if over is not None else path_search(graph)
             chosen, total = search.chosen, search.cost
             search_cases, candidates = search.cases, search.candidates
             operations, exact = search.operations, search.exact
@@ -340,7 +342,7 @@ def optimize(
         local="any" if mode == "noprune" else local,
         end=getattr(model, "end", end),
         node_prune=node_prune,
-        model=getattr(model, "name", type(model).__name__),
+        model=model.name,
         cases=search_cases,
         candidates=candidates,
         operations=operations,

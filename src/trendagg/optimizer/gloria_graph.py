@@ -1018,9 +1018,10 @@ def edge_weight(
     with its label; the kernel holds a shared Q-set's last type once), a snapshot
     where ``b`` takes one at the target, and a whole Q-set that ends here
     :meth:`~trendagg.optimizer.gloria_template.CostModel.finish`."""
-    weight, shared = _nonshared(pool, a, succ, rates, cost)
-    if getattr(cost, "at_target", False):
-        return weight + _kernel_shared(pool, shared, succ, b, rates, cost)
+    common = pool.ends if succ is None else pool.queries & succ.queries
+    weight, shared = _nonshared(pool, a, common, rates, cost)
+    if cost.at_target:
+        return weight + _kernel_shared(pool, shared, common, succ, b, rates, cost)
     source, target = pool.source, pool.target
     for s, part in shared:
         assert s.label is not None
@@ -1033,12 +1034,11 @@ def edge_weight(
 
 
 def _nonshared(
-    pool: Pool, a: Node, succ: Pool | None, rates: Rates, cost: CostModel
+    pool: Pool, a: Node, common: frozenset[str], rates: Rates, cost: CostModel
 ) -> tuple[float, list[tuple[QSet, list[str]]]]:
-    """What :func:`edge_weight` charges ``a``'s non-shared queries in common with
-    ``succ`` (an end node's: those that end here), and ``a``'s shared Q-sets with those
-    of their queries."""
-    common = pool.ends if succ is None else pool.queries & succ.queries
+    """What :func:`edge_weight` charges ``a``'s non-shared queries among ``common``
+    (those it has in common with the next pool, or that end here), and ``a``'s shared
+    Q-sets with those of their queries."""
     weight = 0.0
     shared = []
     for s in a.qsets:
@@ -1069,6 +1069,7 @@ def _reads_on(succ: Pool, b: Node) -> bool:
 def _kernel_shared(
     pool: Pool,
     shared: list[tuple[QSet, list[str]]],
+    common: frozenset[str],
     succ: Pool | None,
     b: Node,
     rates: Rates,
@@ -1077,7 +1078,6 @@ def _kernel_shared(
     """:func:`edge_weight`'s shared part where propagation is charged at the target (see
     there)."""
     target = pool.target
-    common = pool.ends if succ is None else pool.queries & succ.queries
     weight = 0.0
     for s, part in shared:
         assert s.label is not None

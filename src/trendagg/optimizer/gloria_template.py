@@ -412,6 +412,8 @@ class CostModel(Protocol):
     def end(self) -> str: ...
     @property
     def name(self) -> str: ...
+    @property
+    def at_target(self) -> bool: ...
 
     def start(self, rates: Rates, type_: str) -> float: ...
     def nonshared(self, rates: Rates, source: str, target: str) -> float: ...
@@ -449,6 +451,7 @@ class PaperCost:
 
     end: str = "prop_eval"
     name = "paper"
+    at_target = False  # (see gloria_graph.edge_weight)
 
     def __post_init__(self) -> None:
         if self.end not in END_OPTIONS:
