@@ -16,7 +16,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "trendagg"
 
 LAYERS = [
-    ("errors", "limits"),
+    ("errors", "limits", "jit"),
     ("language",),
     ("io",),
     ("plan",),

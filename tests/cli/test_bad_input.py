@@ -145,24 +145,6 @@ def test_spark_warns_about_an_attribute_no_column_has(spark: Any, tmp_path: Path
     assert "query 'q1' reads attribute 'nosuch', which no input row has" in err
 
 
-def test_the_numba_cache_goes_to_a_temporary_folder_without_a_writable_home(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    import os
-
-    from trendagg.kernels import numba_cache_dir
-
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
-    monkeypatch.setattr(os, "access", lambda path, mode: False)  # a read-only installation
-    folder = numba_cache_dir()
-    assert folder is not None and "trendagg-numba-cache" in folder
-    monkeypatch.setattr(os, "access", lambda path, mode: True)
-    assert numba_cache_dir() is None  # numba's own places are writable: leave them
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert numba_cache_dir() is None  # the user's choice stands
-
-
 def test_the_compiled_engine_runs_without_a_home(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -7,7 +7,8 @@ They take the bytes and the int32/int64 offsets of one Arrow string chunk
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from trendagg.jit import njit
 
 
 @njit(cache=True, nogil=True)

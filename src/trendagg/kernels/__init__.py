@@ -19,48 +19,14 @@ cost more than the helpers' work (profiled: 7x on GRETA, 50 queries);
 ``error_model="numpy"``, so no division checks for zero (every divisor in the
 kernels is a prime or a positive count; measured 3% faster).
 ``NUMBA_DISABLE_JIT=1`` runs the very same code as Python, for tests and
-debugging.
+debugging. The compiled modules take ``njit`` from :mod:`trendagg.jit`, whose cache is
+keyed by every kernel source (numba's own notices only the defining file).
 """
 
 from __future__ import annotations
-
-import os
-import sys
-import tempfile
 
 JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
 JIT_INLINE = {**JIT_OPTIONS, "forceinline": True}
 
 
-def numba_cache_dir() -> str | None:
-    """Where numba's cache goes when neither of its own places can be written, else None.
-
-    numba caches a compiled kernel beside its source (``__pycache__``) or, where the
-    package cannot be written (an installation owned by another user), under the home
-    directory; with neither writable (no HOME, a read-only one) its import of a cached
-    kernel fails. Then the cache goes to a folder of this user in the temporary
-    directory (``NUMBA_CACHE_DIR``, which a user may also set)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return None
-    here = os.path.dirname(os.path.abspath(__file__))
-    home = os.path.expanduser("~")
-    if os.access(here, os.W_OK) or (os.path.isdir(home) and os.access(home, os.W_OK)):
-        return None
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return os.path.join(tempfile.gettempdir(), f"trendagg-numba-cache-{uid}")
-
-
-def _use_cache_dir() -> None:
-    folder = numba_cache_dir()
-    if folder is None:
-        return
-    os.environ["NUMBA_CACHE_DIR"] = folder
-    if "numba" in sys.modules:  # numba read its settings when it was imported
-        from numba.core import config
-
-        config.reload_config()
-
-
-_use_cache_dir()  # before the kernel modules import numba and compile (cache=True)
-
-__all__ = ["JIT_INLINE", "JIT_OPTIONS", "numba_cache_dir"]
+__all__ = ["JIT_INLINE", "JIT_OPTIONS"]

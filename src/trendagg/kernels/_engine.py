@@ -67,8 +67,8 @@ the burst event by event (HAMLET, Def. 4.2), burst by burst.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from trendagg.jit import njit
 from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
 from trendagg.kernels._borrow import borrow
 from trendagg.kernels._rns import mulmod

@@ -43,8 +43,8 @@ any plan they apply to (see :mod:`~trendagg.kernels.gloria_program`):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from trendagg.jit import njit
 from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
 from trendagg.kernels._borrow import borrow
 from trendagg.kernels._rns import mulmod

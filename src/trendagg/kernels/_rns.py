@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from trendagg.jit import njit
 from trendagg.kernels import JIT_OPTIONS
 
 LANE_BITS = 49  # every prime is above 2**49: each lane holds 49 bits of the bound

@@ -5,12 +5,11 @@ send this trendagg to every executor as an archive (``spark.archives``, unpacked
 the executor's working folder) and put it first on the executors' Python path, as it
 would reach separate machines: the executors need Python and trendagg's dependencies
 (numpy, numba, pyarrow, lark), not trendagg itself. The archive holds the package's
-sources and numba's cache of its compiled kernels beside them, with their times kept
-(numba loads a cached kernel when its source's time and size match), so an executor
-on the same kind of CPU loads the kernels in under a second instead of compiling them
-for minutes; the driver compiles them first when its cache lacks them
-(:mod:`trendagg.kernels.warm`). The archive is made once per content, in the
-temporary folder.
+sources and the cache of its compiled kernels for these sources (a folder named by
+their digest, :mod:`trendagg.jit`), so an executor on the same kind of CPU
+loads the kernels in under a second instead of compiling them for minutes; the driver
+compiles them first when its cache lacks them (:mod:`trendagg.kernels.warm`). The
+archive is made once per content, in the temporary folder.
 """
 
 from __future__ import annotations
@@ -26,24 +25,32 @@ ALIAS = "trendagg_pkg"  # the folder the executors unpack the archive into
 
 def package_archive() -> Path:
     """The archive of the installed trendagg package (sources and compiled kernels)."""
-    from trendagg import kernels
+    from trendagg.jit import PACKAGE, cache_folder, digest
     from trendagg.kernels.warm import warm_kernels
 
-    source = Path(kernels.__file__).resolve().parent.parent  # (the trendagg package)
-    cache = source / "kernels" / "__pycache__"
-    if not any(cache.glob("_engine.run_chunk*.nbi")):
+    cache = cache_folder()
+    if cache is None or not any(cache.glob("_engine.run_chunk*.nbi")):
         warm_kernels(quiet=True)  # (executors would each compile them otherwise)
-    files = sorted(p for p in source.rglob("*") if p.is_file())
-    digest = hashlib.sha256()
-    for p in files:
+    # The sources, and the driver's cache where an executor's unpacked copy looks first
+    # (beside the sources, by their digest); no other caches.
+    kernels = Path("trendagg") / "kernels" / "__pycache__" / f"numba-{digest()[:16]}"
+    files = {
+        Path("trendagg") / p.relative_to(PACKAGE): p
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and not p.parent.name.startswith("numba-")
+    }
+    if cache is not None:
+        files.update({kernels / p.name: p for p in cache.iterdir() if p.is_file()})
+    digest_of = hashlib.sha256()
+    for name, p in sorted(files.items()):
         stat = p.stat()
-        digest.update(f"{p.relative_to(source)}\0{stat.st_mtime_ns}\0{stat.st_size}\n".encode())
-    path = Path(tempfile.gettempdir()) / f"trendagg-{digest.hexdigest()[:16]}.tar.gz"
+        digest_of.update(f"{name}\0{stat.st_mtime_ns}\0{stat.st_size}\n".encode())
+    path = Path(tempfile.gettempdir()) / f"trendagg-{digest_of.hexdigest()[:16]}.tar.gz"
     if not path.exists():
         part = path.with_suffix(f".{os.getpid()}.part")
-        with tarfile.open(part, "w:gz", format=tarfile.PAX_FORMAT) as tar:  # (exact times)
-            for p in files:
-                tar.add(p, arcname=str(Path("trendagg") / p.relative_to(source)))
+        with tarfile.open(part, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+            for name, p in sorted(files.items()):
+                tar.add(p, arcname=str(name))
         part.replace(path)
     return path
 
