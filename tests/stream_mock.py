@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from trendagg.io.batch import float_below
+from trendagg.io.values import time_value
 from trendagg.language import parse, to_text
 from trendagg.plan.compile import compile_workload
 from trendagg.spark.partials import query_groups
@@ -137,7 +139,7 @@ def run_stream(
         if after_batch is not None:
             after_batch(b, store)
         if chunk:
-            top = max(float(r["time"]) for r in chunk)  # type: ignore[arg-type]
+            top = max(float_below(time_value(r["time"])) for r in chunk)
             latest = top if latest is None else max(latest, top)
             watermark_ms = max(watermark_ms, int((latest - lateness) * 1000))
     return read_results(str(out_dir)), sink.stats

@@ -609,6 +609,8 @@ def _sharon_rates(plans: list[Any], args: argparse.Namespace) -> tuple[Any, str]
 
 def _print_kernel_decisions(kernel: dict[str, Any], strategy: str, first: int, out: TextIO) -> None:
     """The compiled executor's per-burst decisions: HAMLET's Eq. 7 in the kernel's units."""
+    from trendagg.io.values import time_text
+
     decisions = kernel["decisions"]
     print(
         f"\nper-burst decisions ({strategy}, of the compiled executor; first {first}; costs in "
@@ -625,7 +627,7 @@ def _print_kernel_decisions(kernel: dict[str, Any], strategy: str, first: int, o
     for d in shown:
         key = ",".join(map(str, d["partition"])) or "-"
         print(
-            f"  {d['time']:>10}  {key:>9}  {d['type']:<{width}}  {d['events']:>6}  "
+            f"  {time_text(d['time']):>10}  {key:>9}  {d['type']:<{width}}  {d['events']:>6}  "
             f"{d['shared_cost']:>10}  {d['replay_cost']:>11}  "
             f"{'shared' if d['shared'] else 'replayed':<8}  {', '.join(d['members'])}",
             file=out,

@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -90,7 +91,7 @@ class Lists:
     """Events as Python lists: what the naive readers make, to compare a batch with."""
 
     types: list[str]
-    times: list[int | float]
+    times: list[Any]
     columns: dict[str, list[object]]
     rows: list[int]
     source: str = ""
@@ -259,12 +260,28 @@ def naive_parquet(path: Path, options: ReadOptions) -> tuple[Lists, list[Rejecte
     """A Parquet file by pyarrow's whole-table reader, each column by ``arrow_values``."""
     table = pq.read_table(path)
     columns = {name: arrow_values(table.column(name)) for name in table.column_names}
+    if options.time_col in columns:  # a time keeps its fraction of a second exactly
+        columns[options.time_col] = exact_times(table.column(options.time_col))
     rows: list[Row] = [
         (i + 1, {name: values[i] for name, values in columns.items()},
          lambda i=i: table.slice(i, 1).to_pylist()[0])
         for i in range(table.num_rows)
     ]  # fmt: skip
     return naive(rows, table.column_names, str(path), options)
+
+
+def exact_times(column: pa.ChunkedArray) -> list[object]:
+    """A time column's values: timestamps and durations as exact seconds (a Fraction
+    where they have a fraction of a second), other types as ``arrow_values``."""
+    kind = column.type
+    if not (pa.types.is_timestamp(kind) or pa.types.is_duration(kind)):
+        return arrow_values(column)
+    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[kind.unit]
+    counts = column.cast(pa.int64()).to_pylist()
+    return [
+        None if c is None else c // per_second if c % per_second == 0 else Fraction(c, per_second)
+        for c in counts
+    ]
 
 
 def typed(values: list[object]) -> list[tuple[str, object]]:
@@ -433,9 +450,14 @@ CSV_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "ISO shapes": (
         "type,time\nA,2013-02-08\nA,2013-02-08 09:30:00\nA,2013-02-08T09:30:00Z\n"
         "A,2013-02-08T09:30:00.250Z\nA,2013-02-08T09:30:00+02:00\nA,2013-02-08T09:30:00.5-01:30\n"
-        "A,2013-02-08T09:30:00.000\nA,1970-01-01T00:00:00.123456789Z\nA,1969-12-31T23:59:59.5Z\n"
+        "A,2013-02-08T09:30:00.000\nA,1970-01-01T00:00:00.123456Z\nA,1969-12-31T23:59:59.5Z\n"
         "A,0000-01-01\nA,20130208T093000\nA,2013-02-08T09:30:00,5\nA,2013-02-08T24:00\n"
         "A,9999-12-31T23:59:59.999999\nA,0001-01-01T00:00:00.5\n",
+        {},
+    ),
+    "ISO nanoseconds": (
+        "type,time\nA,2013-02-08T09:30:00.123456789Z\nA,2013-02-08T09:30:00.123456790Z\n"
+        "A,2013-02-08 09:30:00.1234567+01:00\nA,2013-02-08T09:30:00,123456789\nA,5\n",
         {},
     ),
     "ISO times with blanks around": (
@@ -532,11 +554,9 @@ def test_iso_times_with_and_without_fractions_keep_their_kinds(tmp_path: Path) -
     lines = [f"A,2013-02-08T09:30:{i % 60:02d}.{i % 4 * 25:02d}Z" for i in range(40)]
     path = csv_file(tmp_path, "type,time\n" + "\n".join(lines) + "\n")
     events = same(path).events
-    assert events.times.dtype == np.float64
-    assert events.time_ints is not None
-    assert events.time_ints.tolist() == [i % 4 == 0 for i in range(40)]
-    assert lists(events).times[:2] == [FEB8_0930, FEB8_0930 + 1.25]
-    assert type(lists(events).times[0]) is int
+    assert events.times.dtype == np.int64 and events.per_second == 1000  # milliseconds
+    assert lists(events).times[:2] == [FEB8_0930, FEB8_0930 + Fraction(5, 4)]
+    assert [type(t) for t in lists(events).times[:2]] == [int, Fraction]
 
 
 def test_gzip_csv(tmp_path: Path) -> None:
@@ -908,7 +928,7 @@ def test_parquet_value_kinds(tmp_path: Path) -> None:
     kinds = {name: column.kind for name, column in events.columns.items()}
     assert kinds["i"] == "int" and kinds["s"] == "text" and kinds["b"] == "text"
     assert kinds["day"] == "int" and kinds["whole"] == "int" and kinds["ns"] == "float"
-    assert lists(events).times == [FEB8_0930, FEB8_0930 + 0.25, 1360281600]
+    assert lists(events).times == [FEB8_0930, FEB8_0930 + Fraction(1, 4), 1360281600]
 
 
 @pytest.mark.parametrize(
@@ -1074,10 +1094,27 @@ def test_whitespace_is_what_python_strips() -> None:
 
 
 def test_times_of_round_trips_every_kind() -> None:
-    for times in ([1, 2], [1.5, 2.0], [1, 2.5], [2**60, 0.5], [2**70, 1], [], [-(2**63)]):
-        values, whole, exact = times_of(times)
+    nano, third = Fraction(1700000001123456789, 10**9), Fraction(1, 3)
+    for times in (
+        [1, 2],
+        [1.5, 2.0],
+        [1, 2.5],
+        [2**60, 0.5],
+        [2**70, 1],
+        [],
+        [-(2**63)],
+        [nano, nano + Fraction(1, 10**9), 7],  # nanosecond ticks
+        [Fraction(3, 2), 1],  # millisecond ticks
+        [third, 1],  # no ticks: floats, and the exact times beside them
+    ):
+        values, whole, exact, per_second = times_of(times)
         batch = EventBatch(
-            np.zeros(len(times), np.int32), ["A"], values, time_ints=whole, exact_times=exact
+            np.zeros(len(times), np.int32),
+            ["A"],
+            values,
+            time_ints=whole,
+            exact_times=exact,
+            per_second=per_second,
         )
         assert typed(lists(batch).times) == typed(times)
         back = EventBatch.of(["A"] * len(times), lists(batch).times)
@@ -1086,6 +1123,8 @@ def test_times_of_round_trips_every_kind() -> None:
         assert typed(picked.time_values()) == typed(times[::-1])
     assert times_of([1, 2])[0].dtype == np.int64
     assert times_of([1, 2.5])[2] is None  # small ints beside floats: the mask suffices
+    assert times_of([nano, 7])[3] == 10**9 and times_of([Fraction(3, 2), 1])[3] == 10**3
+    assert times_of([third, 1])[2] == [third, 1]  # no ticks: the exact times beside floats
 
 
 def test_pyarrow_iso_times_are_python_iso_times(tmp_path: Path) -> None:
@@ -1418,15 +1457,16 @@ def test_jsonl_missing_type_key_is_rejected(tmp_path: Path) -> None:
         ("2013-02-08 09:30:00", FEB8_0930),
         ("2013-02-08T09:30:00", FEB8_0930),
         ("2013-02-08T09:30:00Z", FEB8_0930),
-        ("2013-02-08T09:30:00.250Z", FEB8_0930 + 0.25),
+        ("2013-02-08T09:30:00.250Z", FEB8_0930 + Fraction(1, 4)),
         ("2013-02-08T09:30:00+02:00", FEB8_0930 - 7200),
-        ("2013-02-08T09:30:00.5-01:30", FEB8_0930 + 5400 + 0.5),
+        ("2013-02-08T09:30:00.5-01:30", FEB8_0930 + 5400 + Fraction(1, 2)),
         ("2013-02-08T09:30:00.000", FEB8_0930),
-        ("1970-01-01T00:00:00.123456789Z", 0.123456789),
-        ("1969-12-31T23:59:59.5Z", -0.5),
+        ("1970-01-01T00:00:00.123456789Z", Fraction(123456789, 10**9)),
+        ("1969-12-31T23:59:59.5Z", Fraction(-1, 2)),
+        ("2013-02-08T09:30:00.123456789012Z", FEB8_0930 + 0.123456789012),  # past ns: a float
     ],
 )
-def test_iso_times_become_epoch_seconds(tmp_path: Path, text: str, expected: float) -> None:
+def test_iso_times_become_epoch_seconds(tmp_path: Path, text: str, expected: object) -> None:
     path = csv_file(tmp_path, f"type,time\nA,{text}\n")
     result = read_listed(path)
     assert result.rejected == []
@@ -1841,8 +1881,8 @@ def test_parquet_value_types(tmp_path: Path) -> None:
     pq.write_table(table, path)
     events = read_listed(path).events
     assert events.types == ["A", "B", "A"]
-    assert events.times == [FEB8_0930, FEB8_0930 + 0.25, FEB8]
-    assert [type(t) for t in events.times] == [int, float, int]
+    assert events.times == [FEB8_0930, FEB8_0930 + Fraction(1, 4), FEB8]
+    assert [type(t) for t in events.times] == [int, Fraction, int]
     assert events.columns == {
         "i": [1, None, -(2**63)],
         "f": [1.5, "nan", "inf"],
@@ -1985,15 +2025,15 @@ def test_vectorised_iso_times_equal_python_parsing(tmp_path: Path, texts: list[s
 
 
 def test_iso_shapes_pyarrow_cannot_match_are_parsed_by_python(tmp_path: Path) -> None:
-    texts = ["2013-02-08T09:30:00.1234567Z", "0000-01-01", "2013-02-30", "soon"]
+    texts = ["2013-02-08T09:30:00.1234567891Z", "0000-01-01", "2013-02-30", "soon"]
     path = csv_file(tmp_path, "type,time\n" + "".join(f"A,{t}\n" for t in texts))
     parsed: list[object] = []
     with mock.patch.object(
         assemble, "time_value", side_effect=lambda v: parsed.append(v) or time_value(v)
     ):
         result = read_listed(path)
-    assert parsed == texts  # beyond microseconds, year 0 (pyarrow takes it), bad dates
-    assert result.events.times == [FEB8_0930 + 0.1234567]
+    assert parsed == texts  # beyond nanoseconds, year 0 (pyarrow takes it), bad dates
+    assert result.events.times == [FEB8_0930 + 0.1234567891]
     assert [r.reason.split(" (")[0] for r in result.rejected] == [
         "time '0000-01-01' is neither a number nor an ISO-8601 timestamp",
         "time '2013-02-30' is neither a number nor an ISO-8601 timestamp",

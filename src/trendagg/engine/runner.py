@@ -21,6 +21,7 @@ from typing import Any
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
+from trendagg.io.values import time_text
 from trendagg.optimizer.plan import SharingPlan, sharing_plan
 from trendagg.plan.compile import QueryPlan, attributes_read
 
@@ -37,10 +38,13 @@ def check_order(t: Any, floor: Any, held: Any) -> None:
     """Raise unless an event at t may still come: not before the watermark ``floor``
     (set by ``advance``) nor before the latest time ``held`` back so far."""
     if floor is not None and t < floor:
-        raise OutOfOrder(f"event at time {t} arrived after the runner advanced to {floor}")
+        raise OutOfOrder(
+            f"event at time {time_text(t)} arrived after the runner advanced to {time_text(floor)}"
+        )
     if held is not None and t < held:
         raise OutOfOrder(
-            f"event at time {t} arrived after time {held}: feed each partition's events in "
+            f"event at time {time_text(t)} arrived after time {time_text(held)}: feed each "
+            f"partition's events in "
             f"time order (sort them, or use the streaming pipeline, which handles late events)"
         )
 
@@ -162,15 +166,15 @@ class Runner:
         if not len(events):
             return []
         self._planned(events)
-        times = events.times
-        if not np.all(times[:-1] <= times[1:]):  # (a sorted chunk is not sorted again)
-            events = events.take(np.argsort(times, kind="stable"))
-        check_order(events.times[0].item(), self._floor, self._held_time)
+        order = events.order()
+        if order is not None:  # (a sorted chunk is not sorted again)
+            events = events.take(order)
+        check_order(events.time_at(0), self._floor, self._held_time)
         if self._held is not None:
             from trendagg.io.gather import concat
 
             events = concat([self._held, events])
-        last = events.times[-1].item()
+        last = events.time_at(-1)
         cut = int(np.searchsorted(events.times, events.times[-1], side="left"))
         self._held, self._held_time = events.take(slice(cut, len(events))), last
         return self._run(events.take(slice(0, cut)) if cut else None, last)

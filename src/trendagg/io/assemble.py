@@ -18,13 +18,23 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from trendagg.errors import InputError
 from trendagg.io import text
-from trendagg.io.batch import Column, EventBatch, ReadResult, RejectedRow, column_of
+from trendagg.io.batch import (
+    TICKS,
+    Column,
+    EventBatch,
+    ReadResult,
+    RejectedRow,
+    Time,
+    column_of,
+    rescaled,
+)
 from trendagg.io.options import ReadOptions
 from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
 from trendagg.io.values import json_text, normalize_value, shown, time_value, type_text
@@ -35,11 +45,21 @@ if TYPE_CHECKING:
 
 _EXACT_FLOAT_INT = 2**53
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # Arrow time units
+_NANOS = 10**9
+# A time cell with a fraction of a second in decimal digits (ISO-8601 text, an Arrow
+# timestamp): ``Cells.ints`` holds its whole seconds (the floor) and ``Cells.floats``
+# its nanoseconds past them (a whole number below 10**9, exact), under a code of its
+# own beside text's
+FINE = 250
 # ISO-8601 shapes on which pyarrow's parser and datetime.fromisoformat agree (checked
 # value by value in the tests), the year 0 aside: pyarrow parses these.
 _PLAIN_ISO = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
     r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+)
+_NANO_ISO = (  # the same with seven to nine decimals, parsed to the nanosecond
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"[T ][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{7,9}(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 )
 _ZONED_ISO = r"[T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})$"
 Records = Callable[[list[int]], list[dict[str, object]]]  # positions -> raw records
@@ -128,7 +148,9 @@ def _assemble(
         codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
     bad = ~has_type
     time_form, time_column = columns.get(options.time_col, none)
-    times, time_ints = _times(time_form, time_column, bad, reasons, options.time_col)
+    times, time_ints, per_second, exact = _times(
+        time_form, time_column, bad, reasons, options.time_col
+    )
     kept, needed = options.kept(), options.needed()
     attributes = {
         name: _attribute(*form)
@@ -148,6 +170,7 @@ def _assemble(
     if keep is not None:
         codes, rows, times = codes[keep], rows[keep], times[keep]
         time_ints = None if time_ints is None else time_ints[keep]
+        exact = None if exact is None else [exact[i] for i in keep.tolist()]
     codes, type_names = _compact(codes, None, type_names)
     if type_form[0] == "values":  # types named in the order the kept events have them
         order = np.argsort(np.unique(codes, return_index=True)[1])
@@ -156,9 +179,13 @@ def _assemble(
         codes, type_names = remap[codes], [type_names[k] for k in order.tolist()]
     if time_ints is not None and time_ints.all():
         times, time_ints = times.astype(np.int64), None  # the float times were all rejected
+    if exact is not None and not any(type(t) is Fraction for t in exact):
+        exact = None  # (the timestamps with fractions were all rejected)
     columns_kept = {name: _finish(column, keep) for name, column in attributes.items()}
     time_ints = time_ints if np.any(time_ints) else None
-    batch = EventBatch(codes, type_names, times, columns_kept, rows, source, time_ints)
+    batch = EventBatch(
+        codes, type_names, times, columns_kept, rows, source, time_ints, exact, per_second
+    )
     return ReadResult(batch, given)
 
 
@@ -261,17 +288,21 @@ def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarr
 
 def _times(
     form: str, column: Any, bad: np.ndarray, reasons: dict[int, str], time_col: str
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Epoch seconds of a time column: int64 when every kept one is an int, else float64
-    and the mask of those that are ints in the value model. Rows without a time, or
-    whose time is none, are marked in ``bad`` with their reason (rows already bad are
-    left alone)."""
+) -> tuple[np.ndarray, np.ndarray | None, int, list[Time] | None]:
+    """Epoch seconds of a time column, exactly, and their unit (``per_second``, see
+    :class:`~trendagg.io.batch.EventBatch`): int64 seconds when every kept one is an
+    int; int64 ticks of a millisecond, microsecond or nanosecond (the coarsest that
+    holds them) when the others have decimal fractions of a second (timestamps); else
+    float64 and the mask of those that are ints in the value model (numbers with a
+    fraction), and where timestamps with fractions stand beside these, every exact time
+    (``exact_times``). Rows without a time, or whose time is none, are marked in ``bad``
+    with their reason (rows already bad are left alone)."""
     cells, texts = _time_cells(form, column, bad)
     parse = np.flatnonzero((cells.code == TEXT) & ~bad)
     if parse.size:
         _parse_texts(texts.take(parse), parse, cells)
     code, ints, floats = cells.code, cells.ints, cells.floats
-    is_int, is_float = code == INT, code == FLOAT
+    is_int, is_float, is_fine = code == INT, code == FLOAT, code == FINE
     far = (is_int & (np.abs(ints) >= TIME_LIMIT)) | (is_float & (np.abs(floats) >= TIME_LIMIT))
     for i in np.flatnonzero(~bad & (far | (code == EMPTY) | (code == FAILED))).tolist():
         if code[i] == EMPTY:
@@ -281,9 +312,37 @@ def _times(
         else:
             reasons[i] = time_out_of_range(str(int(ints[i]) if is_int[i] else float(floats[i])))
         bad[i] = True
+    fine = is_fine & ~bad
     if not np.any(is_float & ~bad):
-        return ints, None
-    return np.where(is_int, ints.astype(np.float64), floats), is_int
+        if not fine.any():
+            return ints, None, 1, None
+        ticks = _ticks(ints, floats, is_fine, fine)
+        if ticks is not None:
+            return ticks
+    if not fine.any():
+        return np.where(is_int, ints.astype(np.float64), floats), is_int, 1, None
+    # beside numbers with fractions (or past 2**62 ticks): the nearest floats, and the
+    # exact values beside them (EventBatch.exact_times)
+    exact: list[Time] = np.where(is_int, ints.astype(np.float64), floats).tolist()
+    for i in np.flatnonzero(is_int).tolist():
+        exact[i] = int(ints[i])
+    for i in np.flatnonzero(is_fine).tolist():
+        exact[i] = Fraction(int(ints[i]) * _NANOS + int(floats[i]), _NANOS)
+    return np.array([float(t) for t in exact]), is_int, 1, exact
+
+
+def _ticks(
+    ints: np.ndarray, floats: np.ndarray, is_fine: np.ndarray, fine: np.ndarray
+) -> tuple[np.ndarray, None, int, None] | None:
+    """Whole seconds and the nanoseconds of the FINE cells as ticks of the coarsest
+    unit that holds every kept one (``fine``) exactly, or None where they would pass
+    2**62."""
+    nanos = np.where(is_fine, floats, 0).astype(np.int64)
+    per_second = next(p for p in TICKS if not np.any(nanos[fine] % (_NANOS // p)))
+    ticks = rescaled(ints, 1, per_second)
+    if ticks is None:
+        return None
+    return ticks + nanos // (_NANOS // per_second), None, per_second, None
 
 
 def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
@@ -307,8 +366,9 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
             _decide(cells, i, texts[i].as_py())  # integers too long for int64, 1e999
         return cells, text.stripped(texts) if np.any(cells.code == TEXT) else None
     n = len(column)
-    if (scaled := _scaled_ints(column)) is not None:
-        cells = Cells(np.where(scaled[2], INT, FLOAT).astype(np.uint8), scaled[0], scaled[1])
+    if (scaled := _time_counts(column)) is not None:
+        cells = Cells(np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros(n))
+        _count_cells(cells, np.arange(n), *scaled)
     else:
         typed = _typed_column(column)
         if typed.kind == "int":
@@ -332,22 +392,44 @@ def _decide(cells: Cells, i: int, value: object) -> None:
         return
     if type(seconds) is int:
         cells.code[i], cells.ints[i] = INT, seconds
-    else:
-        cells.code[i], cells.floats[i] = FLOAT, seconds
+        return
+    if type(seconds) is Fraction:
+        whole = seconds.numerator // seconds.denominator
+        nanos = (seconds - whole) * _NANOS
+        if nanos.denominator == 1 and abs(whole) < 2**63:
+            cells.code[i], cells.ints[i], cells.floats[i] = FINE, whole, int(nanos)
+            return
+    cells.code[i], cells.floats[i] = FLOAT, float(seconds)  # (more than nine decimals too)
 
 
 def _scaled_ints(column: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Timestamps, durations and dates in seconds (None for other types)."""
+    counts = _time_counts(column)
+    return None if counts is None else _seconds(*counts)
+
+
+def _time_counts(column: Any) -> tuple[np.ndarray, int] | None:
+    """Timestamps, durations and dates as counts of ``1/per_second`` seconds and that
+    ``per_second`` (None for other types)."""
     import pyarrow as pa
 
     kind = column.type
     if pa.types.is_timestamp(kind) or pa.types.is_duration(kind):
-        return _seconds(text.filled(column.cast(pa.int64()), 0), _PER_SECOND[kind.unit])
+        return text.filled(column.cast(pa.int64()), 0), _PER_SECOND[kind.unit]
     if pa.types.is_date32(kind):
-        return _seconds(text.filled(column.cast(pa.int32()), 0).astype(np.int64) * 86400, 1)
+        return text.filled(column.cast(pa.int32()), 0).astype(np.int64) * 86400, 1
     if pa.types.is_date64(kind):
-        return _seconds(text.filled(column.cast(pa.int64()), 0), 1000)
+        return text.filled(column.cast(pa.int64()), 0), 1000
     return None
+
+
+def _count_cells(cells: Cells, at: np.ndarray, counts: np.ndarray, per_second: int) -> None:
+    """Set the time cells at ``at`` to counts of ``1/per_second`` s: whole seconds as
+    INT, the others as FINE."""
+    seconds, part = np.divmod(counts, per_second)
+    cells.code[at] = np.where(part == 0, INT, FINE)
+    cells.ints[at] = seconds
+    cells.floats[at] = part * (_NANOS // per_second)
 
 
 def _seconds(raw: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -363,38 +445,43 @@ def _seconds(raw: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray, 
 
 def _parse_texts(texts: Any, index: np.ndarray, cells: Cells) -> None:
     """Convert the time texts of the cells at ``index``: ISO-8601 timestamps of a plain
-    shape by pyarrow, the rest by ``time_value``."""
-    micros, parsed = _iso_micros(texts)
-    ints, floats, whole = _seconds(micros[parsed], 10**6)
-    at = index[parsed]
-    cells.code[at] = np.where(whole, INT, FLOAT)
-    cells.ints[at], cells.floats[at] = ints, floats
+    shape by pyarrow (to the microsecond, or with more decimals to the nanosecond), the
+    rest by ``time_value``."""
+    parsed = np.zeros(len(texts), dtype=np.bool_)
+    for shape, unit in ((_PLAIN_ISO, "us"), (_NANO_ISO, "ns")):
+        rest = np.flatnonzero(~parsed)
+        if not rest.size:
+            break
+        counts, done = _iso_counts(texts.take(rest) if parsed.any() else texts, shape, unit)
+        _count_cells(cells, index[rest[done]], counts[done], _PER_SECOND[unit])
+        parsed[rest[done]] = True
     rest = np.flatnonzero(~parsed)
     for k, value in zip(rest.tolist(), texts.take(rest).to_pylist(), strict=True):
         _decide(cells, int(index[k]), value)
 
 
-def _iso_micros(texts: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Microseconds since the epoch of plain-shaped ISO-8601 texts, and which texts were
-    converted (pyarrow casts each alone, so one it refuses leaves the others converted)."""
+def _iso_counts(texts: Any, shape: str, unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of ``unit`` since the epoch of the ISO-8601 texts of a plain ``shape``,
+    and which texts were converted (pyarrow casts each alone, so one it refuses leaves
+    the others converted)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    micros = np.zeros(len(texts), dtype=np.int64)
-    plain = text.bools(pc.match_substring_regex(texts, _PLAIN_ISO))
+    counts = np.zeros(len(texts), dtype=np.int64)
+    plain = text.bools(pc.match_substring_regex(texts, shape))
     plain &= ~text.bools(pc.starts_with(texts, "0000"))  # year 0: pyarrow takes it, Python not
     index = np.flatnonzero(plain)
     if not index.size:
-        return micros, plain
+        return counts, plain
     subset = texts.take(index)
     zoned = pc.match_substring_regex(subset, _ZONED_ISO)
     missing = pa.scalar(None, pa.string())
-    with_zone = _cast_or_null(pc.if_else(zoned, subset, missing), pa.timestamp("us", tz="UTC"))
-    without = _cast_or_null(pc.if_else(zoned, missing, subset), pa.timestamp("us"))
+    with_zone = _cast_or_null(pc.if_else(zoned, subset, missing), pa.timestamp(unit, tz="UTC"))
+    without = _cast_or_null(pc.if_else(zoned, missing, subset), pa.timestamp(unit))
     both = pc.coalesce(with_zone.cast(pa.int64()), without.cast(pa.int64()))
-    micros[index] = text.filled(both, 0)
+    counts[index] = text.filled(both, 0)
     plain[index] = text.bools(pc.is_valid(both))
-    return micros, plain
+    return counts, plain
 
 
 def _cast_or_null(array: Any, target: Any) -> Any:

@@ -14,9 +14,11 @@ the batch, in a :class:`ReadResult`.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,12 @@ import numpy as np
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _EXACT_FLOAT_INT = 2**53  # every integer of at most this size is exactly a float64
 
-Record = tuple[str, int | float, dict[str, object]]  # (type, time, attributes) of one event
+_SAFE = 2**62  # scaled times stay below this
+Time = int | float | Fraction  # a time in the value model: seconds, exactly this number
+Record = tuple[str, Time, dict[str, object]]  # (type, time, attributes) of one event
+# Units of the times of a batch whose times have decimal fractions of a second (ISO-8601
+# text, Arrow timestamps): the coarsest that holds every one of them exactly.
+TICKS = (10**3, 10**6, 10**9)
 
 
 @dataclass
@@ -107,8 +114,12 @@ class EventBatch:
     type_names
         The event type names.
     times
-        Epoch seconds: int64 when every time is integral, else float64
-        (SEMANTICS.md, "Events").
+        Epoch seconds, exactly (SEMANTICS.md, "Events"): int64 counts of
+        ``1/per_second`` seconds (whole seconds, or ticks of a millisecond,
+        microsecond or nanosecond for timestamps with fractions of a second), or
+        float64 seconds for numbers with a fraction (each float the binary fraction it
+        is). :meth:`time_at` and :meth:`time_values` give them as the value model's
+        numbers; :meth:`ticks_before` compares them with a time in seconds.
     columns
         Attribute name -> :class:`Column` (type and time columns excluded).
     rows
@@ -125,7 +136,14 @@ class EventBatch:
     exact_times
         The value model's times, for the rare batches whose times no array
         holds exactly (integers beyond 2**53 beside fractions, or beyond
-        int64); ``times`` then holds the nearest floats. None otherwise.
+        int64; timestamps with fractions of a second beside numbers with
+        fractions, or whose ticks would pass 2**62); ``times`` then holds the
+        nearest floats, which order the events but for ties, and the engines
+        read these where times must be exact (:meth:`order`, :meth:`time_at`,
+        :meth:`ticks_before`, the kernel's time groups and windows). None otherwise.
+    per_second
+        With int64 ``times``: how many of them make a second (1, 10**3, 10**6 or
+        10**9); 1 with float64 ``times``.
     """
 
     types: np.ndarray
@@ -135,7 +153,8 @@ class EventBatch:
     rows: np.ndarray | None = None
     source: str = ""
     time_ints: np.ndarray | None = None
-    exact_times: list[int | float] | None = None
+    exact_times: list[Time] | None = None
+    per_second: int = 1
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -155,7 +174,7 @@ class EventBatch:
     @staticmethod
     def of(
         types: Sequence[str],
-        times: Sequence[int | float],
+        times: Sequence[Time],
         columns: Mapping[str, Sequence[object]] | None = None,
         rows: Sequence[int] | None = None,
         source: str = "",
@@ -165,7 +184,7 @@ class EventBatch:
         names: dict[str, int] = {}
         n = len(types)
         codes = np.fromiter((names.setdefault(t, len(names)) for t in types), np.int32, n)
-        times_, time_ints, exact_times = times_of(times)
+        times_, time_ints, exact_times, per_second = times_of(times)
         return EventBatch(
             types=codes,
             type_names=list(names),
@@ -175,6 +194,7 @@ class EventBatch:
             source=source,
             time_ints=time_ints,
             exact_times=exact_times,
+            per_second=per_second,
         )
 
     def type_values(self) -> list[str]:
@@ -182,16 +202,50 @@ class EventBatch:
         names = self.type_names
         return [names[code] for code in self.types.tolist()]
 
-    def time_values(self) -> list[int | float]:
-        """The times as the value model's Python numbers (int or float per event)."""
+    def time_values(self) -> list[Time]:
+        """The times as the value model's Python numbers (int, float or, for a fraction
+        of a second in ticks, Fraction per event)."""
         if self.exact_times is not None:
             return list(self.exact_times)
         times = self.times.tolist()
+        if self.per_second != 1:
+            p = self.per_second
+            return [t // p if t % p == 0 else Fraction(t, p) for t in times]
         if self.time_ints is None:
             return times  # type: ignore[no-any-return]
         return [
             int(t) if whole else t for t, whole in zip(times, self.time_ints.tolist(), strict=True)
         ]
+
+    def time_at(self, i: int) -> Time:
+        """The time of event ``i`` (negative counts from the end), in seconds, exactly."""
+        if self.exact_times is not None:
+            return self.exact_times[i]
+        t = self.times[i].item()
+        if self.per_second == 1:
+            return t  # type: ignore[no-any-return]
+        return t // self.per_second if t % self.per_second == 0 else Fraction(t, self.per_second)
+
+    def ticks_before(self, t: Time) -> np.ndarray:
+        """Which events are earlier than ``t`` seconds (exactly, whatever the unit)."""
+        if self.exact_times is not None:
+            return np.fromiter((x < t for x in self.exact_times), np.bool_, len(self))
+        if self.per_second == 1 or isinstance(t, float) and not math.isfinite(t):
+            return self.times < t  # type: ignore[no-any-return]
+        return self.times < math.ceil(Fraction(t) * self.per_second)
+
+    def order(self) -> np.ndarray | None:
+        """The stable permutation that sorts the events by time, exactly; None when they
+        are sorted already."""
+        if self.exact_times is not None:
+            exact = self.exact_times
+            if all(a <= b for a, b in itertools.pairwise(exact)):
+                return None
+            return np.array(sorted(range(len(exact)), key=exact.__getitem__), dtype=np.int64)
+        times = self.times
+        if np.all(times[:-1] <= times[1:]):
+            return None
+        return np.argsort(times, kind="stable")
 
     def records(self, names: Collection[str] | None = None) -> list[Record]:
         """The events one by one, as the reference engines read them: (type, time,
@@ -220,6 +274,7 @@ class EventBatch:
             rows=self.rows[index],
             source=self.source,
             time_ints=None if self.time_ints is None else self.time_ints[index],
+            per_second=self.per_second,
             exact_times=None
             if self.exact_times is None
             else self.exact_times[index]
@@ -229,20 +284,57 @@ class EventBatch:
 
 
 def times_of(
-    times: Sequence[int | float],
-) -> tuple[np.ndarray, np.ndarray | None, list[int | float] | None]:
-    """``times``, ``time_ints`` and ``exact_times`` of a list of value-model times."""
+    times: Sequence[Time],
+) -> tuple[np.ndarray, np.ndarray | None, list[Time] | None, int]:
+    """``times``, ``time_ints``, ``exact_times`` and ``per_second`` of a list of
+    value-model times."""
     n = len(times)
     kinds = set(map(type, times))
     if kinds <= {int} and all(_INT64_MIN <= t <= _INT64_MAX for t in times):
-        return np.fromiter(times, dtype=np.int64, count=n), None, None
-    floats = np.fromiter(times, dtype=np.float64, count=n)
+        return np.fromiter(times, dtype=np.int64, count=n), None, None, 1
+    if Fraction in kinds and kinds <= {int, Fraction}:  # timestamps: ticks, else exact_times
+        for p in TICKS:
+            scaled = [t * p for t in times]
+            if all(type(x) is int or x.denominator == 1 for x in scaled):
+                ticks = [int(x) for x in scaled]
+                if all(abs(x) < _SAFE for x in ticks):
+                    return np.array(ticks, dtype=np.int64), None, None, p
+                break
+    floats = np.fromiter(map(float, times), dtype=np.float64, count=n)
     if int not in kinds:
-        return floats, None, None
+        return floats, None, None if Fraction not in kinds else list(times), 1
     whole = np.fromiter((type(t) is int for t in times), dtype=np.bool_, count=n)
-    if all(abs(t) <= _EXACT_FLOAT_INT for t in times if type(t) is int):
-        return floats, whole, None
-    return floats, whole, list(times)
+    if Fraction not in kinds and all(abs(t) <= _EXACT_FLOAT_INT for t in times if type(t) is int):
+        return floats, whole, None, 1
+    return floats, whole, list(times), 1
+
+
+def rescaled(times: np.ndarray, per_second: int, to: int) -> np.ndarray | None:
+    """Int64 ticks of ``1/per_second`` s as ticks of ``1/to`` s (``to`` a multiple of
+    ``per_second``), or None where a product could pass 2**62."""
+    factor = to // per_second
+    if factor == 1:
+        return times
+    biggest = int(np.max(np.abs(times))) if len(times) else 0
+    return None if biggest * factor >= _SAFE else times * factor
+
+
+def float_below(t: Time) -> float:
+    """The largest float at most ``t`` (``t`` itself when it is one): a bound that
+    never passes the time it stands for."""
+    f = float(t)
+    return math.nextafter(f, -math.inf) if not isinstance(t, float) and f > t else f
+
+
+def tick_seconds(ticks: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ticks of ``1/per_second`` s as float seconds (each the nearest float: numpy's
+    division rounds once while |tick| <= 2**53, Python's int division beyond), and which
+    of them are whole seconds."""
+    whole = ticks % per_second == 0
+    floats = ticks / per_second
+    for i in np.flatnonzero(np.abs(ticks) > _EXACT_FLOAT_INT).tolist():
+        floats[i] = int(ticks[i]) / per_second
+    return floats, whole
 
 
 @dataclass(frozen=True)
@@ -276,4 +368,17 @@ class ReadResult:
     rejected: list[RejectedRow] = field(default_factory=list)
 
 
-__all__ = ["Column", "EventBatch", "ReadResult", "Record", "RejectedRow", "column_of", "times_of"]
+__all__ = [
+    "TICKS",
+    "Column",
+    "EventBatch",
+    "ReadResult",
+    "Record",
+    "RejectedRow",
+    "Time",
+    "column_of",
+    "float_below",
+    "rescaled",
+    "tick_seconds",
+    "times_of",
+]

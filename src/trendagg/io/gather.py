@@ -7,7 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from trendagg.io.batch import Column, EventBatch, ReadResult, RejectedRow, column_of
+from trendagg.io.batch import (
+    Column,
+    EventBatch,
+    ReadResult,
+    RejectedRow,
+    Time,
+    column_of,
+    rescaled,
+    tick_seconds,
+)
 
 
 def concat(batches: list[EventBatch]) -> EventBatch:
@@ -33,6 +42,8 @@ class Gather:
         self.rows = np.empty(self.capacity, np.int64)
         self.times: np.ndarray = np.empty(self.capacity, np.int64)
         self.time_ints: np.ndarray | None = None  # with float64 times
+        self.per_second = 1  # with int64 times: ticks of a second
+        self.exact: list[Time] | None = None  # the exact times, where the floats are not
         self.columns: dict[str, _GatherColumn] = {}
         self.rejected: list[RejectedRow] = []
 
@@ -55,17 +66,61 @@ class Gather:
         self.size = end
 
     def _add_times(self, batch: EventBatch, start: int, end: int) -> None:
-        """Times as they come: int64 while every time is an int, else float64 with the
+        """Times as they come: int64 while every time is an int count of a unit (the
+        finest of the chunks' units: see :class:`EventBatch`), else float64 with the
         mask of the ints (every time a reader gives is below 2**43, exact as a float)."""
-        floats = batch.times.dtype == np.float64
+        if batch.exact_times is not None or self.exact is not None:
+            self._add_exact(batch, start, end)
+            return
+        times, per_second = batch.times, batch.per_second
+        if self.time_ints is None and times.dtype == np.int64 and per_second != self.per_second:
+            finer = max(per_second, self.per_second)
+            mine = rescaled(self.times[:start], self.per_second, finer)
+            times = rescaled(times, per_second, finer)
+            if mine is not None and times is not None:
+                self.times[:start], self.per_second = mine, finer
+            else:  # (beyond the finer unit's years: float seconds)
+                self._to_floats(start)
+                times = batch.times
+        floats = times.dtype == np.float64
         if floats and self.time_ints is None:  # (untouched capacity stays untouched)
-            self.times = _grown(self.times, self.capacity, start, np.float64)
-            self.time_ints = np.zeros(self.capacity, np.bool_)
-            self.time_ints[:start] = True
-        self.times[start:end] = batch.times
-        if self.time_ints is not None:
-            whole = batch.time_ints if floats else True
-            self.time_ints[start:end] = False if whole is None else whole
+            self._to_floats(start)
+        if self.time_ints is None:
+            self.times[start:end] = times
+            return
+        whole = batch.time_ints if floats else True
+        if not floats and per_second != 1:
+            times, whole = tick_seconds(times, per_second)
+        self.times[start:end] = times
+        self.time_ints[start:end] = False if whole is None else whole
+
+    def _add_exact(self, batch: EventBatch, start: int, end: int) -> None:
+        """Times as float64 with the exact times beside them (see EventBatch.exact_times)."""
+        if self.exact is None:
+            ints = None if self.time_ints is None else self.time_ints[:start]
+            so_far = EventBatch(
+                self.types[:start], [], self.times[:start], rows=self.rows[:start],
+                time_ints=ints, per_second=self.per_second,
+            )  # fmt: skip
+            self.exact = so_far.time_values()
+            if self.time_ints is None:
+                self._to_floats(start)
+        assert self.time_ints is not None
+        exact = batch.time_values()
+        self.exact.extend(exact)
+        self.times[start:end] = [float(t) for t in exact]
+        self.time_ints[start:end] = [type(t) is int for t in exact]
+
+    def _to_floats(self, size: int) -> None:
+        """The times gathered so far as float seconds, with the mask of whole ones."""
+        ticks = self.times[:size]
+        self.times = _grown(self.times, self.capacity, 0, np.float64)
+        self.time_ints = np.zeros(self.capacity, np.bool_)
+        if self.per_second == 1:
+            self.times[:size], self.time_ints[:size] = ticks, True
+        else:
+            self.times[:size], self.time_ints[:size] = tick_seconds(ticks, self.per_second)
+        self.per_second = 1
 
     def _grow(self, need: int) -> None:
         self.capacity = max(need, 2 * self.capacity)
@@ -88,6 +143,8 @@ class Gather:
             rows=self.rows[:n],
             source=source,
             time_ints=time_ints[:n] if time_ints is not None and time_ints[:n].any() else None,
+            exact_times=self.exact,
+            per_second=self.per_second,
         )
         return ReadResult(batch, self.rejected)
 

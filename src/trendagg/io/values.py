@@ -140,17 +140,23 @@ def normalize_value(value: object) -> object:
 def epoch_seconds(moment: datetime | date) -> int | float:
     """Seconds since 1970-01-01 UTC; naive datetimes and dates are UTC.
 
-    Returns an ``int`` when there is no fraction of a second.
+    Returns an ``int`` when there is no fraction of a second, else the nearest float
+    (an attribute's value; a time keeps its fraction exactly, :func:`time_value`).
     """
+    seconds = _exact_epoch_seconds(moment)
+    return seconds if type(seconds) is int else float(seconds)
+
+
+def _exact_epoch_seconds(moment: datetime | date) -> int | Fraction:
+    """Seconds since 1970-01-01 UTC, exactly: a pandas ``Timestamp``'s nanoseconds too."""
     if not isinstance(moment, datetime):
         moment = datetime(moment.year, moment.month, moment.day)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
     whole = delta.days * 86400 + delta.seconds
-    if delta.microseconds == 0:
-        return whole
-    return float(whole + Fraction(delta.microseconds, 10**6))
+    nanos = delta.microseconds * 1000 + int(getattr(moment, "nanosecond", 0))
+    return whole if nanos == 0 else whole + Fraction(nanos, 10**9)
 
 
 def shown(value: object) -> str:
@@ -161,13 +167,14 @@ def shown(value: object) -> str:
     return text
 
 
-def time_value(value: object) -> int | float:
+def time_value(value: object) -> int | float | Fraction:
     """Convert a time cell to epoch seconds, or raise ``ValueError(reason)``.
 
     Numbers are epoch seconds as they are; numeric text too. Other text must
     be an ISO-8601 date or timestamp: naive means UTC, an offset is honoured,
-    and fractions of a second are kept exactly up to the float's precision
-    (``datetime`` alone would truncate them to microseconds).
+    and a fraction of a second is kept exactly, as a ``Fraction`` (``datetime``
+    alone would truncate it to microseconds, a float round it to about 0.24 us);
+    so are those of ``datetime`` objects and pandas ``Timestamp``s.
     """
     seconds = _time_seconds(value)
     if not time_in_range(seconds):
@@ -175,9 +182,13 @@ def time_value(value: object) -> int | float:
     return seconds
 
 
-def _time_seconds(value: object) -> int | float:
+def _time_seconds(value: object) -> int | float | Fraction:
     if isinstance(value, int) and not isinstance(value, bool):
         return int(value)
+    if isinstance(value, datetime | date):
+        return _exact_epoch_seconds(value)
+    if isinstance(value, Fraction):
+        return value if value.denominator != 1 else int(value)
     if isinstance(value, float):
         if math.isfinite(value):
             return float(value)
@@ -197,7 +208,7 @@ def _time_seconds(value: object) -> int | float:
     return _iso_seconds(text)
 
 
-def _iso_seconds(text: str) -> int | float:
+def _iso_seconds(text: str) -> int | Fraction:
     fraction = Fraction(0)
     match = _SECONDS_FRACTION.search(text)
     plain = text
@@ -213,10 +224,20 @@ def _iso_seconds(text: str) -> int | float:
         raise ValueError(
             f"time '{shown(text)}' is neither a number nor an ISO-8601 timestamp{hint}"
         ) from None
-    seconds = epoch_seconds(moment)
-    if fraction == 0:
-        return seconds
-    return float(seconds + fraction)
+    seconds = _exact_epoch_seconds(moment)
+    return seconds if fraction == 0 else seconds + fraction
+
+
+def time_text(t: object) -> str:
+    """A time as a person reads it: an int or float as Python prints it, a fraction of a
+    second (a timestamp's, exactly) in decimals (``1700000001.123456789``)."""
+    if not isinstance(t, Fraction):
+        return str(t)
+    whole, part = divmod(t, 1)
+    for digits in (3, 6, 9):
+        if (part * 10**digits).denominator == 1:
+            return f"{whole}.{int(part * 10**digits):0{digits}d}"
+    return str(float(t))
 
 
 def type_text(value: object) -> str | None:

@@ -46,6 +46,7 @@ import numpy as np
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import Column, EventBatch
 from trendagg.io.results import ResultRow, making_rows
+from trendagg.io.values import time_text
 from trendagg.kernels import _engine, _gloria
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.edges import value_columns
@@ -201,6 +202,12 @@ def _group_starts(values: np.ndarray) -> np.ndarray:
     change[:1] = True
     np.not_equal(values[1:], values[:-1], out=change[1:])
     return np.flatnonzero(change)
+
+
+def _exact_group_starts(times: list[Any]) -> np.ndarray:
+    """:func:`_group_starts` of exact times (EventBatch.exact_times)."""
+    change = [i for i in range(1, len(times)) if times[i] != times[i - 1]]
+    return np.array([0, *change] if times else [], dtype=np.int64)
 
 
 def _key_values(col: Column, index: np.ndarray, codes: bool = False) -> list[object]:
@@ -766,8 +773,8 @@ class CompiledExecutor:
         one, which may go on in the next chunk), then close the windows that end by
         ``until`` (None: none)."""
         if batch is not None and len(batch):
-            self._check_numbers(batch.times[0].item())
-            self._check_numbers(batch.times[-1].item())
+            self._check_numbers(batch.time_at(0))
+            self._check_numbers(batch.time_at(-1))
         else:
             batch = None
         close = None
@@ -780,21 +787,21 @@ class CompiledExecutor:
         """No event before t will come: close the windows that end by t."""
         return self.feed(None, t)
 
-    def _check_numbers(self, t: int | float) -> None:
+    def _check_numbers(self, t: int | float | Fraction) -> None:
         """Window and pane numbers of time ``t`` fit the kernel's 64-bit integers."""
         for spec in self.low.specs:
             numbers = spec.windows_of(t)
             if max(abs(numbers.start), abs(numbers.stop)) < WINDOW_NUMBER_LIMIT:
                 continue
             raise InputError(
-                f"time {t} is too far from 0 for WITHIN {as_number(spec.within)} s SLIDE "
+                f"time {time_text(t)} is too far from 0 for WITHIN {as_number(spec.within)} s SLIDE "
                 f"{as_number(spec.slide)} s: its window numbers (time / SLIDE) pass 2**61; subtract "
                 f"a base time from the times (or use a longer SLIDE)"
             )
         for pane in self.low.panes:
             if abs(math.floor(Fraction(t) / pane)) >= WINDOW_NUMBER_LIMIT:
                 raise InputError(
-                    f"time {t} is too far from 0 for panes of {as_number(pane)} s (the common "
+                    f"time {time_text(t)} is too far from 0 for panes of {as_number(pane)} s (the common "
                     f"divisor of the windows): its pane number passes 2**61; subtract a base "
                     f"time from the times (or use windows with a longer common divisor)"
                 )
@@ -949,8 +956,8 @@ class CompiledExecutor:
             )
         kept = []
         for b in [*self._retained, batch]:
-            if len(b) and b.times[-1] >= oldest:
-                i = int(np.searchsorted(b.times, oldest, side="left"))
+            if len(b) and b.time_at(-1) >= oldest:
+                i = int(np.count_nonzero(b.ticks_before(oldest)))  # (sorted by time)
                 # a copy (not a view): a retained tail does not pin its whole chunk
                 kept.append(b if i == 0 else b.take(np.arange(i, len(b))))
         self._retained = kept
@@ -1031,7 +1038,7 @@ class CompiledExecutor:
                 {
                     "type": self.low.set_types[b],
                     "partition": entry[1],
-                    "time": batch.times[first].item(),
+                    "time": batch.time_at(first),
                     "events": n,
                     "shared_cost": shared_cost,
                     "replay_cost": replay_cost,
@@ -1307,13 +1314,15 @@ class CompiledExecutor:
         times = batch.times
         # the time groups (equal times), and what depends on the time alone (window and
         # pane ids) found once per group, then repeated for its events
-        starts = _group_starts(times)
+        exact = batch.exact_times  # (rare: times no array holds exactly, EventBatch)
+        starts = _group_starts(times) if exact is None else _exact_group_starts(exact)
         sizes = np.diff(np.append(starts, n))
         groups = len(starts)
         tg = np.repeat(np.arange(self._tg, self._tg + groups, dtype=np.int64), sizes)
         klo = np.empty((n_specs, groups), dtype=np.int64)
         khi = np.empty((n_specs, groups), dtype=np.int64)
-        split = ticks(times[starts])  # once for every window spec and pane
+        firsts = None if exact is None else [exact[i] for i in starts.tolist()]
+        split = ticks(times[starts], batch.per_second, firsts)  # once for every spec and pane
         for i, spec in enumerate(low.specs):
             klo[i], khi[i] = window_ids(split, spec)
         klo, khi = np.repeat(klo, sizes, axis=1), np.repeat(khi, sizes, axis=1)

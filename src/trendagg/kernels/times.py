@@ -9,7 +9,9 @@ to ``u // (s/p)``, since ``floor((x - n) / m) == floor((floor(x) - n) / m)`` for
 integers ``n`` and ``m > 0``. So one exact step per time, ``u``, and the rest is
 integer arithmetic.
 
-``u = floor(t / (a/b))`` is computed on arrays: for ints as ``t*b // a``; for a float
+``u = floor(t / (a/b))`` is computed on arrays: for ints as ``t*b // a``, and for ticks
+``T`` of ``1/p`` s (timestamps with fractions of a second, see
+:class:`~trendagg.io.batch.EventBatch`) as ``T*b // (a*p)``; for a float
 ``t = I + F / 2**E`` (``I`` its integer part, ``F`` a whole number, ``E`` the fewest
 binary places that make the fractions of a chunk's times whole: 22 for epoch seconds
 with milliseconds; the split is made once per chunk, :func:`ticks`) as
@@ -32,24 +34,40 @@ _SAFE = 2**62  # int64 products stay below this (and so never wrap)
 
 @dataclass(frozen=True)
 class Ticks:
-    """A chunk's times, split once for all its window specs and panes: ``t = whole + part
-    / 2**places`` (int64 arrays; ``part`` None for int times), ``biggest`` the largest
-    ``|whole|``; ``whole`` None where no such split exists (a time not finite or beyond
-    2**62, a fraction finer than 2**-62)."""
+    """A chunk's times, split once for all its window specs and panes: ``t = (whole +
+    part / 2**places) / per_second`` (int64 arrays; ``part`` None for int times,
+    ``per_second`` 1 for floats), ``biggest`` the largest ``|whole|``; ``whole`` None
+    where no such split exists (a time not finite or beyond 2**62, a fraction finer than
+    2**-62)."""
 
     times: np.ndarray
     whole: np.ndarray | None
     part: np.ndarray | None = None
     places: int = 0
     biggest: int = 0
+    per_second: int = 1
+    exact: list[int | float | Fraction] | None = None  # (EventBatch.exact_times)
+
+    def values(self) -> list[int | float | Fraction]:
+        """The times as exact numbers of seconds, for the steps made time by time."""
+        if self.exact is not None:
+            return self.exact
+        if self.per_second == 1:
+            return self.times.tolist()  # type: ignore[no-any-return]
+        return [Fraction(x, self.per_second) for x in self.times.tolist()]
 
 
-def ticks(times: np.ndarray) -> Ticks:
-    """The split of :class:`Ticks` of a chunk's times."""
+def ticks(
+    times: np.ndarray, per_second: int = 1, exact: list[int | float | Fraction] | None = None
+) -> Ticks:
+    """The split of :class:`Ticks` of a chunk's times (int64 ticks of ``1/per_second``
+    s, or float64 seconds; ``exact``: the exact times where the floats are not)."""
+    if exact is not None:
+        return Ticks(times, None, exact=exact)
     if not len(times):
-        return Ticks(times, np.zeros(0, dtype=np.int64))
+        return Ticks(times, np.zeros(0, dtype=np.int64), per_second=per_second)
     if times.dtype.kind == "i":
-        return Ticks(times, times, biggest=int(np.max(np.abs(times))))
+        return Ticks(times, times, biggest=int(np.max(np.abs(times))), per_second=per_second)
     if not np.all(np.isfinite(times)) or float(np.max(np.abs(times))) >= _SAFE:
         return Ticks(times, None)
     whole = np.trunc(times)
@@ -64,13 +82,14 @@ def ticks(times: np.ndarray) -> Ticks:
 
 def window_ids(t: Ticks, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
     """First and one-past-last id of the windows of ``spec`` that hold each time."""
-    if t.times.dtype.kind == "i" and spec.integral:  # (limits.TIME_LIMIT: no overflow)
-        w, s = int(spec.within), int(spec.slide)
-        return (t.times - w) // s + 1, t.times // s + 1
+    if t.times.dtype.kind == "i" and spec.integral:
+        w, s = int(spec.within) * t.per_second, int(spec.slide) * t.per_second
+        if t.biggest + w < _SAFE:  # (always for seconds: limits.TIME_LIMIT)
+            return (t.times - w) // s + 1, t.times // s + 1
     pane = spec.pane
     u = units(t, pane)
     if u is None:
-        return _exact_window_ids(t.times, spec)
+        return _exact_window_ids(t, spec)
     n_w, n_s = int(spec.within / pane), int(spec.slide / pane)
     return (u - n_w) // n_s + 1, u // n_s + 1
 
@@ -80,16 +99,14 @@ def pane_ids(t: Ticks, pane: Fraction) -> np.ndarray:
     u = units(t, pane)
     if u is not None:
         return u
-    uniq, inv = np.unique(t.times, return_inverse=True)
-    ids = [math.floor(Fraction(x) / pane) for x in uniq.tolist()]
-    return np.array(ids, dtype=np.int64)[inv]
+    return np.array([math.floor(Fraction(x) / pane) for x in t.values()], dtype=np.int64)
 
 
 def units(t: Ticks, unit: Fraction) -> np.ndarray | None:
     """``floor(t / unit)`` of each time as int64 arrays, or None where int64 arithmetic
     could overflow (the caller then goes time by time)."""
-    a, b = unit.numerator, unit.denominator
-    if t.whole is None or t.biggest * b + b >= _SAFE or b << t.places >= _SAFE:
+    a, b = unit.numerator * t.per_second, unit.denominator
+    if t.whole is None or t.biggest * b + b >= _SAFE or b << t.places >= _SAFE or a >= _SAFE:
         return None
     scaled = t.whole * b if b != 1 else t.whole
     if t.part is not None:
@@ -114,11 +131,10 @@ def _binary_places(fractions: np.ndarray) -> int | None:
     return places if places <= 62 else None
 
 
-def _exact_window_ids(times: np.ndarray, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
-    uniq, inv = np.unique(times, return_inverse=True)
-    lo = np.empty(len(uniq), dtype=np.int64)
-    hi = np.empty(len(uniq), dtype=np.int64)
-    for i, t in enumerate(uniq.tolist()):
-        r = spec.windows_of(t)
+def _exact_window_ids(t: Ticks, spec: WindowSpec) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.empty(len(t.times), dtype=np.int64)
+    hi = np.empty(len(t.times), dtype=np.int64)
+    for i, x in enumerate(t.values()):
+        r = spec.windows_of(x)
         lo[i], hi[i] = r.start, r.stop
-    return lo[inv], hi[inv]
+    return lo, hi

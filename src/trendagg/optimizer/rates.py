@@ -65,7 +65,7 @@ def sample_rates(
     the partitions of all the type's events, so a filter that passes 10% of E's events
     has 10% of E's rate). They are evaluated on whole columns."""
     head = events.take(slice(0, sample))
-    span = float(head.times.max() - head.times.min()) if len(head) else 0.0
+    span = float(head.times.max() - head.times.min()) / head.per_second if len(head) else 0.0
     kinds = head.type_values()
     out: dict[tuple[object, ...], dict[Any, float]] = {}
     for signature, (within, names, wanted) in groups.items():

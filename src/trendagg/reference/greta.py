@@ -42,8 +42,6 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-import numpy as np
-
 from trendagg.io.batch import EventBatch, Record
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan
@@ -668,8 +666,7 @@ def time_batches(
     adjacent, so a batch is computed from the state before it, then inserted), with the
     attributes in ``names`` (None: all). Each batch's events are made as it is asked for."""
     records: Iterable[Record] = events.iter_records(names)
-    times = events.times
-    if len(times) > 1 and not np.all(times[:-1] <= times[1:]):
+    if events.order() is not None:
         records = sorted(records, key=operator.itemgetter(1))  # stable
     for t, group in itertools.groupby(records, key=operator.itemgetter(1)):
         yield t, [(kind, attrs) for kind, _, attrs in group]

@@ -498,6 +498,7 @@ def _run(
     csv_cells: bool = False,
     trend_limit: int | None = None,
     decimals: tuple[tuple[str, int, int], ...] = (),
+    nanos: tuple[str, ...] = (),
 ) -> _Outcome:
     """The combined result rows and the rejected rows of a workload over a DataFrame
     (typed columns, or the ``RECORD`` shape of JSON texts, see :mod:`trendagg.spark.records`),
@@ -509,7 +510,7 @@ def _run(
     from trendagg.plan.compile import attributes_read
 
     text, plans, _ = prepare(workload, strategy)
-    reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals)
+    reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals, nanos=nanos)
     if RECORD not in df.columns:  # (JSON texts: each row's fields are checked as it is read)
         check_frame_columns([c for c in df.columns if c != CSV_RAW], reading)
     spark = df.sparkSession
@@ -686,9 +687,11 @@ def read_frame(
     path: str,
     columns: Sequence[str] | None = None,
     needed: Collection[str] | None = None,
-) -> tuple[Any, bool, tuple[tuple[str, int, int], ...]]:
-    """An event file or folder as a DataFrame, whether its cells are CSV text, and the
-    Parquet decimals that travel as text (name, precision, scale; see below).
+) -> tuple[Any, bool, tuple[tuple[str, int, int], ...], tuple[str, ...]]:
+    """An event file or folder as a DataFrame, whether its cells are CSV text, the
+    Parquet decimals that travel as text (name, precision, scale; see below), and the
+    Parquet nanosecond timestamps that travel as longs (Spark's timestamps hold
+    microseconds; the workers make them timestamps again, to the nanosecond).
 
     CSV is read with every column as text, so each cell is then read with the
     same rule as the local engine (a column of numbers and words keeps its numbers);
@@ -703,7 +706,6 @@ def read_frame(
     from pathlib import Path
 
     import pyarrow as pa
-    from pyspark.sql import functions as F
 
     from trendagg.io.formats import event_format
     from trendagg.io.parquet import parquet_schema
@@ -723,7 +725,8 @@ def read_frame(
         wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
         used = [name for name in wide if needed is None or name in needed]
         if used:  # Spark reads no decimal wider than 38 digits: the driver reads the file
-            return _wide_decimals(spark, p, path, schema, used), False, _decimal_types(schema)
+            frame = _wide_decimals(spark, p, path, schema, used)
+            return frame, False, _decimal_types(schema), tuple(nanos)
         if nanos:  # Spark reads them as nanoseconds since the epoch (a long)
             spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         reader = spark.read
@@ -741,11 +744,7 @@ def read_frame(
                 if f.name not in wide
             ]
             reader = reader.schema(StructType(fields))
-        df = reader.parquet(path)
-        for name in nanos:  # a timestamp again, to the microsecond (Spark's precision)
-            micros = F.floor(column(name) / F.lit(1000))
-            df = df.withColumn(name, F.timestamp_micros(micros))
-        return df, False, ()
+        return reader.parquet(path), False, (), tuple(nanos)
     if kind != "parquet" and p.is_dir():
         raise InputError(
             f"'{path}' is a folder; only Parquet datasets can be read from a folder, "
@@ -755,8 +754,9 @@ def read_frame(
         header, multiline, readable = check_csv(p, path, has_header=columns is None)
         names = header if columns is None else [c.strip() for c in columns]
         reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
-        return reader.csv(readable), True, ()
-    return json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True), False, ()
+        return reader.csv(readable), True, (), ()
+    frame = json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True)
+    return frame, False, (), ()
 
 
 def _plain_schema(schema: Any) -> bool:
@@ -785,7 +785,7 @@ def _plain_schema(schema: Any) -> bool:
 
 def _wide_decimals(spark: Any, p: Any, path: str, schema: Any, used: list[str]) -> Any:
     """A Parquet file or folder read on the driver (pyarrow, as the local reader reads it)
-    into a DataFrame, its decimals as exact text and nanosecond times to the microsecond:
+    into a DataFrame, its decimals as exact text and nanosecond times as longs:
     for files with decimals wider than Spark reads (rare; the file passes the driver)."""
     import pyarrow as pa
     import pyarrow.dataset as ds
@@ -795,8 +795,7 @@ def _wide_decimals(spark: Any, p: Any, path: str, schema: Any, used: list[str]) 
         if pa.types.is_decimal(field.type):
             table = table.set_column(i, field.name, table.column(i).cast(pa.string()))
         elif pa.types.is_timestamp(field.type) and field.type.unit == "ns":
-            unit = pa.timestamp("us", field.type.tz)
-            table = table.set_column(i, field.name, table.column(i).cast(unit, safe=False))
+            table = table.set_column(i, field.name, table.column(i).cast(pa.int64()))
     return spark.createDataFrame(table)
 
 
@@ -894,7 +893,7 @@ def collect(
         options.get("type_col", "type"),
         options.get("time_col", "time"),
     }
-    df, csv_cells, decimals = read_frame(spark, path, columns, needed)
+    df, csv_cells, decimals, nanos = read_frame(spark, path, columns, needed)
     if RECORD not in df.columns:  # the local readers' message for a missing column
         reading = ReadOptions(
             options.get("type_col", "type"),
@@ -902,7 +901,7 @@ def collect(
             options.get("event_type"),
         )
         reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
-    outcome = _run(df, workload, csv_cells=csv_cells, decimals=decimals, **options)
+    outcome = _run(df, workload, csv_cells=csv_cells, decimals=decimals, nanos=nanos, **options)
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
     # input partition (in input order) turn it into the row's number in the input
     # (the blank lines of JSON Lines count for the line numbers, not as rows read)

@@ -38,6 +38,8 @@ class Reading:
     renamed: tuple[tuple[str, str], ...] = ()  # (Spark's name, the column's name) pairs
     # Parquet decimals wider than Spark reads, as text: (name, precision, scale)
     decimals: tuple[tuple[str, int, int], ...] = ()
+    # Parquet nanosecond timestamps, as Spark reads them: longs
+    nanos: tuple[str, ...] = ()
 
 
 def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]] | None) -> Any:
@@ -56,6 +58,11 @@ def read_table(table: Any, reading: Reading, numeric: Mapping[str, Iterable[str]
         if name in table.column_names:
             index = table.column_names.index(name)
             exact = table.column(index).cast(pa.decimal256(precision, scale))
+            table = table.set_column(index, name, exact)
+    for name in reading.nanos:  # a timestamp again, to the nanosecond
+        if name in table.column_names:
+            index = table.column_names.index(name)
+            exact = table.column(index).cast(pa.timestamp("ns"))
             table = table.set_column(index, name, exact)
     if RECORD in table.column_names:
         return read_rows(table.column(RECORD).to_pylist(), reading, numeric)

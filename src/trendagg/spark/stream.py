@@ -408,6 +408,7 @@ def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
         import numpy as np
         import pyarrow as pa
 
+        from trendagg.io.batch import float_below
         from trendagg.spark.batch import TaskReader, record_text
 
         task = TaskReader(text, reading, False)
@@ -418,6 +419,8 @@ def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
             rejects = [(reason, record) for _, reason, record, _ in batch.rejected]
             events = batch.read.events
             far = ~(np.abs(events.times) < TIME_LIMIT)  # (no watermark holds such a time)
+            if events.per_second != 1:  # (ticks: of timestamps, inside the limit)
+                far[:] = False
             if far.any():
                 assert events.rows is not None
                 times = events.time_values()
@@ -425,7 +428,9 @@ def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
                     record = record_text(batch.table, int(events.rows[i]))
                     rejects.append((time_out_of_range(str(times[i])), record))
                 events = events.take(np.flatnonzero(~far))
-            top = float(events.times.max()) if len(events) else _FLOOR
+            top = (
+                float_below(events.time_at(int(np.argmax(events.times)))) if len(events) else _FLOOR
+            )
             read = np.zeros(len(events), np.bool_)
             cells: dict[str, list[Any]] = {c: [] for c in _ROUTED_COLUMNS}
             for g, b, picked in task.split(events, n):
@@ -555,6 +560,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         import numpy as np
 
         from trendagg.io.gather import concat
+        from trendagg.io.values import time_text
 
         group = int(key[0])
         watermark = self._watermark(timerValues)
@@ -581,7 +587,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         st = self._load() or _Key()
         # (an event before the time fed up to is late: the next watermark is at least
         # that time, so with Spark's watermark this is the watermark alone)
-        late = events.times < st.bound(watermark)
+        late = events.ticks_before(st.bound(watermark))
         if late.any():
             index = np.flatnonzero(late)
             taken = events.take(index)
@@ -594,7 +600,7 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
                     time=float(t),
                     record=json.dumps(record, default=str),
                     reason=(
-                        f"late: event time {t:g} is before the watermark {watermark:g} "
+                        f"late: event time {time_text(t)} is before the watermark {watermark:g} "
                         f"(latest event time seen minus the allowed lateness of "
                         f"{self.lateness:g} s)"
                     ),
@@ -679,15 +685,16 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
             return
         rows = []
         if st.pending is not None:
-            ready = st.pending.times < bound
+            ready = st.pending.ticks_before(bound)
             if ready.any():
                 batch = st.pending.take(np.flatnonzero(ready))
                 st.pending = None if ready.all() else st.pending.take(np.flatnonzero(~ready))
-                batch = batch.take(np.argsort(batch.times, kind="stable"))
+                order = batch.order()
+                batch = batch if order is None else batch.take(order)
                 if st.runner is None:
                     st.runner = Runner(self.plans[group], self.strategy)
                 rows = st.runner.feed(batch)
-                last = batch.time_values()[-1]
+                last = batch.time_at(-1)
                 st.t_max = last if st.t_max is None else max(st.t_max, last)
         if st.runner is not None:
             rows.extend(st.runner.advance(bound))
@@ -719,7 +726,9 @@ class _TrendProcessor(_processor_base()):  # type: ignore[misc]
         # the next window end after the time fed up to (before any: after the earliest
         # waiting event), or a held row's, when this key has rows to write without input
         bound = st.bound(watermark)
-        base = bound if bound != float("-inf") else st.pending.times.min().item()
+        base = (
+            bound if bound != float("-inf") else st.pending.time_at(int(st.pending.times.argmin()))
+        )
         ends = [p.window.end(p.window.closed_before(base)) for p in plans]
         nxt = min(ends + [r.window_end for r in st.held])
         timer = int(-(-nxt * 1000 // 1))
