@@ -148,6 +148,12 @@ def compile_query(query: ast.Query) -> QueryPlan:
     )
 
 
+# The aggregates that add their values, so read them as numbers. MIN and MAX do not:
+# they rank numbers before words (plan.layout.before), so a word among the numbers is a
+# value of theirs, the same from every reader and engine (README, "Semantics, in short").
+_ADDING = ("SUM", "AVG")
+
+
 @dataclass
 class _Rules:
     """What WHERE and RETURN ask of the events of each variable, gathered clause by clause."""
@@ -227,6 +233,7 @@ def _aggregates(
             continue
         if expr.attr is not None:
             rules.required[expr.var].add(expr.attr)
+        if expr.attr is not None and expr.func in _ADDING:
             rules.numeric.setdefault(leaves[expr.var].type, set()).add(expr.attr)
         if expr.func in ("COUNT", "AVG") and expr.var not in count_vars:
             count_vars.append(expr.var)
