@@ -11,6 +11,7 @@ import pytest
 from tests.cli.test_bad_input import cli
 
 from trendagg.io.batch import EventBatch
+from trendagg.io.jsonl import parse_json_line
 
 PRICES = "RETURN MIN(B.p), MAX(B.p) PATTERN SEQ(A, B+) WITHIN 100 s\n"
 ROWS = [
@@ -28,6 +29,11 @@ def _event_files(tmp_path: Path) -> dict[str, Path]:
     jsonl = tmp_path / "e.jsonl"
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     return {"csv": csv, "jsonl": jsonl}
+
+
+def _rejects(path: Path) -> list[Any]:
+    """The entries of a rejects file (JSON Lines; integers of any size)."""
+    return [parse_json_line(line) for line in path.read_text().splitlines()]
 
 
 def _values(tmp_path: Path, query: str, events: Path, *flags: str) -> tuple[int, Any, str]:
@@ -73,7 +79,7 @@ def test_a_sum_over_a_word_still_rejects_its_row_and_max_keeps_the_others(
         )
         assert code == 0 and "1 row rejected" in err
         assert values[0]["MAX(B.p)"] == 5 and values[0]["MIN(B.q)"] == "x"
-        [entry] = [json.loads(line) for line in rejects.read_text().splitlines()]
+        [entry] = _rejects(rejects)
         assert entry["row"] == 3 and "attribute 'p' is 'n/a', not a number" in entry["reason"]
 
 
@@ -84,3 +90,80 @@ def test_spark_ranks_a_word_among_numbers_as_the_local_engine(spark: Any, tmp_pa
         code, values, err = _values(tmp_path, PRICES, events, "--engine", "spark")
         assert code == 0 and "(0 rejected)" in err, err
         assert values == expected
+
+
+# ----------------------------------------------------------------------------- items 14, 16
+
+
+@pytest.mark.parametrize("digits", [4000, 5000, 6000])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_time_of_thousands_of_digits_is_out_of_range_in_a_short_reason(
+    tmp_path: Path, digits: int, fmt: str
+) -> None:
+    huge = "7" * digits
+    events = tmp_path / f"e.{fmt}"
+    if fmt == "csv":
+        events.write_text(f"type,time\nA,1\nB,{huge}\nB,3\n")
+    else:
+        events.write_text(
+            f'{{"type":"A","time":1}}\n{{"type":"B","time":{huge}}}\n{{"type":"B","time":3}}\n'
+        )
+    rejects = tmp_path / "bad.jsonl"
+    code, values, err = _values(
+        tmp_path, PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)"), events,
+        "--engine", "local", "--rejects", str(rejects),
+    )  # fmt: skip
+    assert code == 0 and values == [{"COUNT(*)": 1}]
+    [entry] = _rejects(rejects)
+    assert entry["row"] == 2
+    assert entry["reason"] == (
+        f"time '{'7' * 40}... ({digits:,} characters)' is out of range "
+        "(times are seconds below 2**43 in magnitude)"
+    )
+    assert "set_int_max_str_digits" not in err and len(err) < 1000
+
+
+def test_messages_quote_a_long_input_text_shortened(tmp_path: Path) -> None:
+    """A 1 MB attribute name in a query, a 1 MB column name, a 6,000-digit cell: each
+    message quotes the first 40 characters and the length."""
+    name = "a" * 2**20
+    (tmp_path / "e.csv").write_text("type,time,x\nA,1,1\nB,2,1\n")
+    code, _, err = _values(
+        tmp_path, f"RETURN SUM(B.{name}) PATTERN SEQ(A, B+) WITHIN 100 s\n",
+        tmp_path / "e.csv", "--engine", "local",
+    )  # fmt: skip
+    assert code == 0
+    assert f"reads attribute '{'a' * 40}... (1,048,576 characters)', which no input row" in err
+    assert len(err) < 1000
+    (tmp_path / "wide.csv").write_text(f"type,{name}\nA,1\n")
+    code, _, err = _values(tmp_path, PRICES, tmp_path / "wide.csv", "--engine", "local")
+    assert code == 2 and f"columns are [type, {'a' * 40}... (1,048,576 characters)]" in err
+    assert len(err) < 1000
+    number = "9" * 6000
+    (tmp_path / "n.csv").write_text(f"type,time,p\nA,1,\nB,2,{number}x\nB,3,1\n")
+    code, _, err = _values(
+        tmp_path, "RETURN SUM(B.p) PATTERN SEQ(A, B+) WITHIN 100 s\n", tmp_path / "n.csv",
+        "--engine", "local",
+    )  # fmt: skip
+    assert code == 0 and f"attribute 'p' is '{'9' * 40}... (6,001 characters)'" in err
+    assert len(err) < 1000
+
+
+# ----------------------------------------------------------------------------- item 6
+
+
+@pytest.mark.parametrize("irregular", [False, True])
+def test_a_csv_cell_of_5_mb_is_read(tmp_path: Path, irregular: bool) -> None:
+    """pyarrow reads a row within one block (a larger one once a row straddles two);
+    Python's csv, which reads files whose rows do not all fit the header, takes any
+    cell length too."""
+    cell = "y" * (5 << 20)
+    extra = "B,4,z,surplus\n" if irregular else ""
+    events = tmp_path / "e.csv"
+    events.write_text("type,time,s\nA,1,a\n" + "B,2,b\n" * 3 + f'B,3,"{cell}"\n' + extra)
+    query = "RETURN COUNT(*), MAX(B.s) AS top PATTERN SEQ(A, B+) WITHIN 100 s\n"
+    code, values, err = _values(tmp_path, query, events, "--engine", "local")
+    assert code == 0, err[:500]
+    assert len(values) == 1 and values[0]["COUNT(*)"] == 7  # (one B of time 2 per trend)
+    assert values[0]["top"] == cell
+    assert ("1 row rejected" in err) == irregular

@@ -65,7 +65,7 @@ def assemble_table(
 
     names = table.column_names
     if len(set(names)) != len(names):
-        twice = sorted({name for name in names if names.count(name) > 1})
+        twice = sorted({shown(name) for name in names if names.count(name) > 1})
         raise InputError(f"columns {twice} appear twice in {source}; rename them")
     if rows is None:
         numbers = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
@@ -123,7 +123,7 @@ def _assemble(
     if options.event_type is None:
         codes, type_names, has_type = _type_codes(*type_form)
         for i in np.flatnonzero(~has_type).tolist():
-            reasons[i] = f"no event type in column '{options.type_col}'"
+            reasons[i] = f"no event type in column '{shown(options.type_col)}'"
     else:
         codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
     bad = ~has_type
@@ -224,7 +224,7 @@ def _check_numeric(
 
 
 def _nan(name: str, value: object) -> str:
-    return f"attribute '{name}' is '{shown(value)}', not a number (the queries read it numerically)"
+    return f"attribute '{shown(name)}' is '{shown(value)}', not a number (the queries read it numerically)"
 
 
 def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -275,11 +275,11 @@ def _times(
     far = (is_int & (np.abs(ints) >= TIME_LIMIT)) | (is_float & (np.abs(floats) >= TIME_LIMIT))
     for i in np.flatnonzero(~bad & (far | (code == EMPTY) | (code == FAILED))).tolist():
         if code[i] == EMPTY:
-            reasons[i] = f"no time in column '{time_col}'"
+            reasons[i] = f"no time in column '{shown(time_col)}'"
         elif code[i] == FAILED:
             reasons[i] = cells.failures[i]
         else:
-            reasons[i] = time_out_of_range(str(int(ints[i]) if is_int[i] else float(floats[i])))
+            reasons[i] = time_out_of_range(shown(int(ints[i]) if is_int[i] else float(floats[i])))
         bad[i] = True
     if not np.any(is_float & ~bad):
         return ints, None

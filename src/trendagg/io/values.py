@@ -154,10 +154,16 @@ def epoch_seconds(moment: datetime | date) -> int | float:
 
 
 def shown(value: object) -> str:
-    """A value as quoted in messages: its text, cut to a readable length."""
+    """A value of the input as quoted in messages: its text, cut to a readable length.
+
+    Every message that quotes input text (a cell, a key, a column name, a time) goes
+    through here, so that a 1 MB name makes a one-line message: beyond
+    ``_SHOWN_CHARS`` characters the text is its first ones, ``...`` and its length
+    (``1234567890123456789012345678901234567890... (6,000 characters)``).
+    """
     text = value if isinstance(value, str) else cell_text(value)
     if len(text) > _SHOWN_CHARS:
-        text = text[: _SHOWN_CHARS - 3] + "..."
+        text = f"{text[:_SHOWN_CHARS]}... ({len(text):,} characters)"
     return text
 
 
@@ -171,7 +177,7 @@ def time_value(value: object) -> int | float:
     """
     seconds = _time_seconds(value)
     if not time_in_range(seconds):
-        raise ValueError(time_out_of_range(str(seconds)))
+        raise ValueError(time_out_of_range(shown(seconds)))
     return seconds
 
 
@@ -181,7 +187,7 @@ def _time_seconds(value: object) -> int | float:
     if isinstance(value, float):
         if math.isfinite(value):
             return float(value)
-        raise ValueError(f"time '{value}' is not a finite number")
+        raise ValueError(f"time '{shown(value)}' is not a finite number")
     if value is None:
         raise ValueError("no time")
     if not isinstance(value, str):

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from trendagg.io.values import shown
 from trendagg.language import ast
 from trendagg.language.analysis import negated_variables, pattern_variables
 from trendagg.plan.edge_index import EdgeIndex, edge_index
@@ -315,7 +316,7 @@ def unknown_attributes(plans: list[QueryPlan], columns: Iterable[str]) -> list[s
     for plan in plans:
         for name in sorted(attributes_read([plan]) - have):
             lines.append(
-                f"warning: query '{plan.name}' reads attribute '{name}', which no input row "
+                f"warning: query '{shown(plan.name)}' reads attribute '{shown(name)}', which no input row "
                 f"has: the events that need it are dropped (a misspelt name?)"
             )
     return lines

@@ -24,6 +24,8 @@ from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.io.options import column_list
+from trendagg.io.values import shown
 
 #: Input rows per Arrow batch into the first Python step, batch and stream (Spark's default
 #: of 10,000 costs that step a third more: its work per batch is per group and bucket)
@@ -77,7 +79,7 @@ def check_frame_columns(columns: Sequence[str], reading: Any) -> None:
     if missing:
         flag = "--time-col" if missing[0] == reading.time_col else "--type-col (or --event-type)"
         raise InputError(
-            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
+            f"column '{shown(missing[0])}' not found; columns are {column_list(columns)}; pass {flag}"
         )
 
 

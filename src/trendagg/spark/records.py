@@ -94,7 +94,7 @@ def read_rows(
     from trendagg.io.batch import RejectedRow
     from trendagg.io.jsonl import parse_json_line
     from trendagg.io.options import ReadOptions
-    from trendagg.io.values import parse_cell
+    from trendagg.io.values import parse_cell, shown
 
     rejected: list[RejectedRow] = []
     numbered: list[tuple[int, object]] = []
@@ -138,9 +138,9 @@ def read_rows(
     # an object is rejected for it, as a row lacking it is
     missing = None
     if not reading.event_type and reading.type_col not in names:
-        missing = f"no event type in column '{reading.type_col}'"
+        missing = f"no event type in column '{shown(reading.type_col)}'"
     elif reading.time_col not in names:
-        missing = f"no time in column '{reading.time_col}'"
+        missing = f"no time in column '{shown(reading.time_col)}'"
     if missing is not None:
         rejected += [RejectedRow(source, i, missing, x) for i, x in numbered if isinstance(x, dict)]
         numbered = [(i, x) for i, x in numbered if not isinstance(x, dict)]
@@ -179,9 +179,9 @@ def csv_reader(reader: Any, names: Sequence[str], *, header: bool, multiline: bo
 def long_csv_row(line: str, names: Sequence[str]) -> tuple[str, dict[str, object]] | None:
     """The CSV reader's reason and record for a row with more cells than the header, or
     None (a shorter row is kept: its absent cells are missing)."""
-    import csv
+    from trendagg.io.csv import csv_rows
 
-    cells = next(csv.reader([line]), [])
+    cells = next(csv_rows([line]), [])
     if len(cells) <= len(names):
         return None
     record: dict[str, object] = dict(zip(names, cells, strict=False))
