@@ -167,3 +167,52 @@ def test_a_csv_cell_of_5_mb_is_read(tmp_path: Path, irregular: bool) -> None:
     assert len(values) == 1 and values[0]["COUNT(*)"] == 7  # (one B of time 2 per trend)
     assert values[0]["top"] == cell
     assert ("1 row rejected" in err) == irregular
+
+
+# ----------------------------------------------------------------------------- item 12
+
+DUPLICATES = [
+    '{"type": "A", "time": 1}',
+    '{"type": "B", "time": 2, "type": "A"}',  # the last key would win: an A
+    '{"type" : "B", "time" : 3, "x" : 1, "x" : 2}',  # blanks before the colons
+    '{"type": "B", "time": 4, "v": {"k": 1, "k": 2}}',  # in a nested object
+    '{"type":"B","time":5,"s":"a\\":b"}',  # '":' inside a string: an event
+    '{"type":"B","time":6}',
+]
+
+
+def _duplicates_expected(err: str, rejects: Path) -> None:
+    assert "3 rows rejected" in err
+    entries = _rejects(rejects)
+    assert [(e["row"], e["reason"].split(";")[0]) for e in entries] == [
+        (2, "key 'type' appears twice in one object"),
+        (3, "key 'x' appears twice in one object"),
+        (4, "key 'k' appears twice in one object"),
+    ]
+    assert [e["record"]["_text"] for e in entries] == DUPLICATES[1:4]
+
+
+@pytest.mark.parametrize("engine", ["local", "python"])
+def test_a_json_line_naming_a_key_twice_is_rejected(tmp_path: Path, engine: str) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_text("\n".join(DUPLICATES) + "\n")
+    rejects = tmp_path / "bad.jsonl"
+    query = PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)")
+    code, values, err = _values(
+        tmp_path, query, events, "--engine", engine, "--rejects", str(rejects)
+    )
+    assert code == 0 and values == [{"COUNT(*)": 3}]  # a1 with b5, b6: 3 trends
+    _duplicates_expected(err, rejects)
+
+
+@pytest.mark.spark
+def test_spark_rejects_a_json_line_naming_a_key_twice(spark: Any, tmp_path: Path) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_text("\n".join(DUPLICATES) + "\n")
+    rejects = tmp_path / "bad.jsonl"
+    query = PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)")
+    code, values, err = _values(
+        tmp_path, query, events, "--engine", "spark", "--rejects", str(rejects)
+    )
+    assert code == 0 and values == [{"COUNT(*)": 3}], err
+    _duplicates_expected(err, rejects)
