@@ -4,6 +4,7 @@ messages of a readable size, and API misuse answered in words."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,79 @@ def test_spark_rejects_a_json_line_naming_a_key_twice(spark: Any, tmp_path: Path
     )
     assert code == 0 and values == [{"COUNT(*)": 3}], err
     _duplicates_expected(err, rejects)
+
+
+# ----------------------------------------------------------------------------- item 9
+
+EVENTS_ACCEPTED = "events must be a path (CSV, JSON Lines, Parquet), an EventBatch, a pandas"
+
+
+@pytest.mark.parametrize(
+    ("queries", "events", "message"),
+    [
+        (None, ROWS, "queries must be query text (a str) or a Workload (from trendagg.parse"),
+        (b"RETURN", ROWS, "queries must be query text (a str) or a Workload"),
+        (PRICES, None, EVENTS_ACCEPTED),
+        (PRICES, 5, EVENTS_ACCEPTED),
+        (PRICES, ROWS[0], EVENTS_ACCEPTED),
+    ],
+)
+def test_api_misuse_names_the_argument_and_what_it_takes(
+    queries: Any, events: Any, message: str
+) -> None:
+    import trendagg
+
+    with pytest.raises(trendagg.ArgumentError, match=re.escape(message)) as caught:
+        trendagg.run(queries, events)
+    assert isinstance(caught.value, TypeError)
+    wrong = queries if message.startswith("queries") else events
+    given = "None" if wrong is None else type(wrong).__name__
+    assert str(caught.value).endswith(f"; it is {given}")
+
+
+def test_a_pandas_frame_or_an_arrow_table_runs_as_its_records() -> None:
+    import pyarrow as pa
+
+    import trendagg
+
+    pd = pytest.importorskip("pandas")
+    query = (
+        "RETURN COUNT(*), SUM(B.v), AVG(B.v), MIN(B.s), MAX(B.w) PATTERN SEQ(A, B+) "
+        "WHERE [g] GROUP-BY g WITHIN 100 s"
+    )
+    rows = [
+        {"type": "A", "time": 1, "v": 1, "s": "x", "w": 0.5, "g": "k"},
+        {"type": "B", "time": 2, "v": 2, "s": "y", "w": 2.5, "g": "k"},
+        {"type": "B", "time": 3, "v": 3, "s": "z", "w": 1.5, "g": "k"},
+        {"type": "A", "time": 4, "v": 4, "s": "z", "w": 9.5, "g": "m"},
+        {"type": "B", "time": 5, "v": 5, "s": "a", "w": 3.5, "g": "m"},
+    ]
+    expected = trendagg.run(query, rows)
+    assert expected and expected[0].values["COUNT(*)"] == 3
+    frame = pd.DataFrame(rows, index=[10, 20, 30, 40, 50])
+    assert trendagg.run(query, frame) == expected
+    assert trendagg.run(query, pa.Table.from_pylist(rows)) == expected
+    # numbers and words in one column (no Arrow type holds both), pandas' NaN missing
+    mixed = [{"type": "A", "time": 1}, {"type": "B", "time": 2, "p": 5}]
+    mixed += [{"type": "B", "time": 3, "p": "n/a"}]
+    assert trendagg.run(PRICES, pd.DataFrame(mixed)) == trendagg.run(PRICES, mixed)
+
+
+def test_the_spark_api_names_a_frame_that_is_no_spark_frame() -> None:
+    pytest.importorskip("pyspark")
+    pd = pytest.importorskip("pandas")
+    from trendagg.errors import ArgumentError
+    from trendagg.spark import aggregate_trends
+
+    with pytest.raises(ArgumentError, match=r"df must be a Spark DataFrame .* it is pandas\."):
+        aggregate_trends(pd.DataFrame(ROWS), PRICES)
+
+
+@pytest.mark.spark
+def test_the_spark_api_names_a_workload_that_is_no_query(spark: Any) -> None:
+    from trendagg.errors import ArgumentError
+    from trendagg.spark import aggregate_trends
+
+    df = spark.createDataFrame([("A", 1)], "type string, time long")
+    with pytest.raises(ArgumentError, match=r"workload must be query text .*; it is None"):
+        aggregate_trends(df, None)

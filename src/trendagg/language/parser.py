@@ -29,7 +29,7 @@ from lark.exceptions import (
 from lark.lexer import PatternStr
 from lark.tree import Meta
 
-from trendagg.errors import QueryError, QuerySyntaxError, TrendAggError, locate
+from trendagg.errors import QueryError, QuerySyntaxError, TrendAggError, locate, wrong_argument
 from trendagg.language.ast import (
     Aggregate,
     And,
@@ -130,6 +130,18 @@ def parse(text: str, *, validate: bool = True) -> Workload:
 
         check(workload, text)
     return workload
+
+
+def workload_of(queries: object, argument: str = "queries") -> Workload:
+    """The workload of an API call's ``queries``: query text is parsed (and validated), a
+    Workload is taken as it is; anything else is an ArgumentError naming ``argument``."""
+    if isinstance(queries, str):
+        return parse(queries)
+    if isinstance(queries, Workload):
+        return queries
+    raise wrong_argument(
+        argument, queries, "query text (a str) or a Workload (from trendagg.parse(text))"
+    )
 
 
 #: The deepest nesting of parentheses (SEQ, groups under +, NOT, arithmetic) a query may

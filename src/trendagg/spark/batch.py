@@ -48,7 +48,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trendagg.errors import InputError
+from trendagg.errors import InputError, wrong_argument
 from trendagg.spark.partials import ARROW_ROWS, QueryGroup, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
@@ -504,10 +504,18 @@ def _run(
     from one Spark job that reads the input once (see the module docstring)."""
     import pickle
 
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
     from trendagg.plan.compile import attributes_read
 
+    if not isinstance(df, DataFrame):
+        raise wrong_argument(
+            "df",
+            df,
+            "a Spark DataFrame (make one with spark.createDataFrame(...) or spark.read; "
+            "trendagg.run(queries, frame) runs a pandas DataFrame or a pyarrow Table locally)",
+        )
     text, plans, _ = prepare(workload, strategy)
     reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals)
     if RECORD not in df.columns:  # (JSON texts: each row's fields are checked as it is read)

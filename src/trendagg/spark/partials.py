@@ -61,13 +61,12 @@ def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGro
     """A workload (text or parsed) as the canonical text the workers compile again, its
     plans and its query groups; an unknown strategy is refused here, before Spark runs."""
     from trendagg.engine import STRATEGIES
-    from trendagg.language import ast, parse, to_text
+    from trendagg.language import to_text, workload_of
     from trendagg.plan.compile import compile_workload
 
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    parsed = parse(workload) if isinstance(workload, str) else workload
-    assert isinstance(parsed, ast.Workload)
+    parsed = workload_of(workload, "workload")
     plans = compile_workload(parsed)
     return to_text(parsed), plans, query_groups(plans)
 
