@@ -293,3 +293,50 @@ def test_the_spark_api_names_a_workload_that_is_no_query(spark: Any) -> None:
     df = spark.createDataFrame([("A", 1)], "type string, time long")
     with pytest.raises(ArgumentError, match=r"workload must be query text .*; it is None"):
         aggregate_trends(df, None)
+
+
+# ----------------------------------------------------------------------------- item 8
+
+
+def _chain(terms: int, *, wrapped: int = 0) -> str:
+    """A query whose local and NEXT conditions are chains of ``terms`` ``+ 1`` (the local
+    one inside ``wrapped`` levels of parenthesised ORs)."""
+    local = "A.x" + " + 1" * terms + " > 1"
+    for _ in range(wrapped):
+        local = f"({local} OR A.x < 0)"
+    edge = "B.x" + " + 0" * terms + " <= NEXT(B).x"
+    return f"RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE {local} AND {edge} WITHIN 10 s\n"
+
+
+def test_a_flat_chain_of_500_terms_is_refused_and_one_at_the_limit_runs(tmp_path: Path) -> None:
+    """500 terms: refused (exit 2) at the first operator beyond the limit, by check and
+    run. MAX_ARITHMETIC operations, in local and NEXT conditions, inside MAX_NESTING - 1
+    parenthesised ORs: the parser, printer, validation, plan, both engines and the
+    compiled kernels' expressions all take them."""
+    from trendagg.language import parse, to_text
+    from trendagg.language.parser import MAX_ARITHMETIC, MAX_NESTING
+
+    (tmp_path / "e.csv").write_text("type,time,x\nA,1,5\nB,2,1\nB,3,2\nB,4,2\n")
+    (tmp_path / "long.tq").write_text(_chain(500))
+    for argv in (["check"], ["run", str(tmp_path / "e.csv"), "--engine", "local"]):
+        code, out, err = cli(argv[0], str(tmp_path / "long.tq"), *argv[1:])
+        assert code == 2 and out == "", err[-2000:]
+        assert f"nests more than {MAX_ARITHMETIC} operations" in err
+        # the (MAX_ARITHMETIC + 1)-th '+' of the first chain
+        first = len("RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x ") + 1
+        assert f"Line 1, Col {first + 4 * MAX_ARITHMETIC}." in err
+        assert "Traceback" not in err and "RecursionError" not in err
+    text = _chain(MAX_ARITHMETIC, wrapped=MAX_NESTING - 1)
+    assert parse(to_text(parse(text))) == parse(text)
+    (tmp_path / "q.tq").write_text(text)
+    for argv in (
+        ["check"],
+        ["explain"],
+        ["run", "--engine", "local"],
+        ["run", "--engine", "python"],
+    ):
+        extra = [str(tmp_path / "e.csv")] if argv[0] == "run" else []
+        code, out, err = cli(argv[0], str(tmp_path / "q.tq"), *extra, *argv[1:])
+        assert code == 0, (argv, err[-2000:])
+        if argv[0] == "run":  # a1 and the rising runs of b2 b3 b4 (x 1, 2, 2): 7 trends
+            assert json.loads(out)["values"] == {"COUNT(*)": 7}
