@@ -270,9 +270,8 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
     from types import SimpleNamespace
 
-    from trendagg.io import RejectedRow
     from trendagg.spark.batch import collect
-    from trendagg.spark.records import record_of
+    from trendagg.spark.records import rejected_row
 
     spark = _spark(args)
     rows, rejected, total, names = collect(
@@ -287,9 +286,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         event_type=args.event_type,
         trend_limit=args.trend_limit,
     )
-    rejects = [
-        RejectedRow(args.events, row, reason, record_of(record)) for row, reason, record in rejected
-    ]
+    rejects = [rejected_row(args.events, *entry) for entry in rejected]
     # the summary needs the counts: events kept, rows rejected
     read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)
     return read, rows

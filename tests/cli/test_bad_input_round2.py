@@ -340,3 +340,87 @@ def test_a_flat_chain_of_500_terms_is_refused_and_one_at_the_limit_runs(tmp_path
         assert code == 0, (argv, err[-2000:])
         if argv[0] == "run":  # a1 and the rising runs of b2 b3 b4 (x 1, 2, 2): 7 trends
             assert json.loads(out)["values"] == {"COUNT(*)": 7}
+
+
+# ----------------------------------------------------------------------------- item 13
+
+WRITTEN_LINES = [
+    '{"type": "A", "time": 1}',
+    '{"type":"B","time":"","x":NaN,"p":2.50}',
+    '{"type": "B", "time": 3, "p": "n/a", "q": 1e309, "r": -Infinity}',
+    '{"type": "B", "time": 4, "p": 1}',
+]
+
+
+def _written_inputs(tmp_path: Path) -> dict[str, Path]:
+    """JSON Lines, CSV and Parquet inputs whose rejected rows hold values that no parsed
+    value keeps as written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = {"jsonl": tmp_path / "e.jsonl", "csv": tmp_path / "e.csv"}
+    paths["jsonl"].write_text("\n".join(WRITTEN_LINES) + "\n")
+    paths["csv"].write_text("type,time,p\nA,1,\nB,,5\nB,3,x\nB,4,1\n")
+    paths["parquet"] = tmp_path / "e.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "type": ["A", "B", "B"],
+                "time": pa.array([1, None, 3], pa.int64()),
+                "p": [None, 1.5, float("nan")],
+                "blob": pa.array([b"a", b"ab", b"\xff"], pa.binary()),
+            }
+        ),
+        paths["parquet"],
+    )
+    return paths
+
+
+WRITTEN_JSON = {
+    "jsonl": [(2, WRITTEN_LINES[1]), (3, WRITTEN_LINES[2])],
+    "csv": [
+        (2, '{"type": "B", "time": "", "p": "5"}'),
+        (3, '{"type": "B", "time": "3", "p": "x"}'),
+    ],
+    "parquet": [
+        (2, '{"type": "B", "time": null, "p": 1.5, "blob": "ab"}'),
+        (3, '{"type": "B", "time": 3, "p": NaN, "blob": "\\\\xff"}'),
+    ],
+}
+WRITTEN_CSV = {
+    "jsonl": ["2,no,B,,NaN,2.50,,", "3,attribute,B,3,,n/a,1e309,-Infinity"],
+    "csv": ["2,no,B,,5", "3,attribute,B,3,x"],
+    "parquet": ["2,no,B,,1.5,ab", "3,attribute,B,3,NaN,\\xff"],
+}
+
+
+def _written_rejects(tmp_path: Path, events: Path, *flags: str) -> tuple[list[Any], list[str]]:
+    """(row, record text) of each line of the JSON Lines rejects, and each row of the CSV
+    rejects as text: row, the reason's first word, the record's cells."""
+    import csv
+
+    query = "RETURN SUM(B.p) PATTERN SEQ(A, B+) WITHIN 100 s\n"
+    for name in ("bad.jsonl", "bad.csv"):
+        code, _, err = _values(tmp_path, query, events, *flags, "--rejects", str(tmp_path / name))
+        assert code == 0, err
+    records = []
+    for line in (tmp_path / "bad.jsonl").read_text().splitlines():
+        fixed, record = line.split(', "record": ', 1)
+        records.append((json.loads(fixed + "}")["row"], record[:-1]))
+    table = list(csv.reader((tmp_path / "bad.csv").read_text().splitlines()))[1:]
+    rows = [",".join([row, reason.split()[0], *cells]) for _, row, reason, *cells in table]
+    return records, rows
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])  # (CSV cells are texts: see Spark's)
+def test_rejected_records_hold_the_input_as_written(tmp_path: Path, fmt: str) -> None:
+    records, rows = _written_rejects(tmp_path, _written_inputs(tmp_path)[fmt], "--engine", "local")
+    assert records == WRITTEN_JSON[fmt]
+    assert rows == WRITTEN_CSV[fmt]
+
+
+@pytest.mark.spark
+def test_spark_writes_rejected_records_as_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    for fmt, events in _written_inputs(tmp_path).items():
+        local = _written_rejects(tmp_path, events, "--engine", "local")
+        assert _written_rejects(tmp_path, events, "--engine", "spark") == local, fmt

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -511,6 +512,7 @@ def from_mappings(
     rejected: Iterable[RejectedRow] = (),
     parsed_json: bool = False,
     known: Collection[str] = (),
+    texts: Sequence[str] | None = None,
 ) -> ReadResult:
     """Events from (row number, mapping) pairs: JSON Lines and Python records.
 
@@ -518,17 +520,24 @@ def from_mappings(
     from a record is a missing value. An item that is not a mapping is rejected
     ("line is an array, not an object"). ``parsed_json``: the mappings are dicts
     with text keys (fresh from ``json``). ``known``: the keys of other rows of the
-    source (other chunks); a needed column among them is one here too.
+    source (other chunks); a needed column among them is one here too. ``texts``: the
+    JSON text of each item, as the input wrote it (JSON Lines), kept by the rows
+    rejected (RejectedRow.text).
     """
     earlier = list(rejected)
+    if texts is not None and not isinstance(numbered, list):
+        numbered = list(numbered)
     records: list[dict[str, object]] = []
     rows: list[int] = []
     names: dict[str, None] = {}
     last_keys: object = None
-    for row, record in numbered:
+    for k, (row, record) in enumerate(numbered):
         if type(record) is not dict and not isinstance(record, Mapping):
             reason = f"{what} is {_kind(record)}, not an object"
-            text_ = json_text(record, compact=True, ensure_ascii=False)
+            if texts is None:
+                text_ = json_text(record, compact=True, ensure_ascii=False)
+            else:
+                text_ = texts[k]
             earlier.append(RejectedRow(source, row, reason, {"_text": text_}))
             continue
         if not parsed_json and (
@@ -551,9 +560,17 @@ def from_mappings(
         columns[name] = values
     for name in options.needed().intersection(known).difference(names) if rows else ():
         columns[name] = [None] * len(rows)
-    return assemble_columns(
+    read = assemble_columns(
         columns, rows, lambda bad: [records[i] for i in bad], options, source=source, rejected=earlier
     )  # fmt: skip
+    if texts is not None and read.rejected:  # (the objects' rows: numbered is a list then)
+        pairs = cast(Sequence[tuple[int, object]], numbered)
+        at = {row: k for k, (row, item) in enumerate(pairs) if isinstance(item, Mapping)}
+        read.rejected = [
+            replace(r, text=texts[at[r.row]]) if r.row in at and r.text is None else r
+            for r in read.rejected
+        ]
+    return read
 
 
 def _kind(value: object) -> str:

@@ -25,7 +25,8 @@ from trendagg.io.options import ReadOptions
 from trendagg.io.values import exact_int, shown
 
 JSON_BLANKS = " \t\r\n"  # the whitespace JSON allows around a value
-_Chunk = tuple[list[tuple[int, object]], list[RejectedRow]]  # (line, value) pairs, rejected lines
+# (line, value) pairs, the text of each of those lines, rejected lines
+_Chunk = tuple[list[tuple[int, object]], list[str], list[RejectedRow]]
 _NOTHING, _SKIP = object(), object()
 
 
@@ -48,7 +49,7 @@ def jsonl_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator
                     if chunk is None:
                         if held:  # no object has the column
                             options.check_columns(seen, file.source)
-                        parts: list[_Chunk] = [] if yielded else [([], [])]
+                        parts: list[_Chunk] = [] if yielded else [([], [], [])]
                     elif _waits(options, seen, chunk, held):
                         held.append(chunk)
                         continue
@@ -80,10 +81,10 @@ def _waits(options: ReadOptions, seen: dict[str, None], chunk: _Chunk, held: lis
 
 
 def _events(chunk: _Chunk, file: Input, options: ReadOptions, seen: dict[str, None]) -> ReadResult:
-    numbered, rejected = chunk
+    numbered, texts, rejected = chunk
     return from_mappings(
         numbered, options, source=file.source, what="line", rejected=rejected,
-        parsed_json=True, known=seen,
+        parsed_json=True, known=seen, texts=texts,
     )  # fmt: skip
 
 
@@ -104,15 +105,17 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _lines(handle: IO[bytes], source: str, count: int) -> Iterator[_Chunk]:
-    """The (line number, value) pairs and the rejected lines (not JSON, not UTF-8) of
-    each ``count`` lines that hold something. Each line goes to the C scanner of
-    :mod:`json`; what it refuses, and the first line, to :func:`_line`."""
+    """The (line number, value) pairs, their lines' texts (for the rows rejected later:
+    see RejectedRow.text) and the rejected lines (not JSON, not UTF-8) of each ``count``
+    lines that hold something. Each line goes to the C scanner of :mod:`json`; what it
+    refuses, and the first line, to :func:`_line`."""
     decoder: Any = json.JSONDecoder()
     scan = decoder.scan_once  # the C scanner, without json.loads' Python layers
     number = 0
     first = True  # (until a line holds a value)
     while True:
         parsed: list[tuple[int, object]] = []
+        texts: list[str] = []
         rejected: list[RejectedRow] = []
         start = number
         for line in itertools.islice(handle, count):
@@ -131,11 +134,13 @@ def _lines(handle: IO[bytes], source: str, count: int) -> Iterator[_Chunk]:
                 first = first and value is _SKIP
                 if value is _SKIP or value is _NOTHING:
                     continue
+                text = line.decode("utf-8").removeprefix("\ufeff").strip(JSON_BLANKS)
             parsed.append((number, value))
+            texts.append(text)
         if number == start:
             return
         if parsed or rejected:
-            yield parsed, rejected
+            yield parsed, texts, rejected
 
 
 def _line(

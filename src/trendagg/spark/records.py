@@ -207,13 +207,27 @@ def json_lines(text: Any, *, keep_blank: bool = False) -> Any:
 BLANK_LINE = "^[ \t\r\n\ufeff]*$"  # what read_rows skips, as a Spark regular expression
 
 
+def rejected_row(source: str, row: int, reason: str, text: str) -> Any:
+    """A row Spark rejected as the local readers give it: its record (:func:`record_of`)
+    and, for a JSON object, its text as written (RejectedRow.text: the rejects file
+    writes it as it is, as the local JSON Lines reader does)."""
+    from trendagg.io.batch import RejectedRow
+    from trendagg.io.jsonl import JSON_BLANKS
+
+    record = record_of(text)
+    if "_text" in record and len(record) == 1 and record["_text"] == text:
+        return RejectedRow(source, row, reason, record)
+    return RejectedRow(source, row, reason, record, text.removeprefix("\ufeff").strip(JSON_BLANKS))
+
+
 def record_of(text: str) -> dict[str, object]:
     """A rejected row's record from its JSON text, as the local readers write it: the
-    object, or ``{"_text": ...}`` for a line that is not a JSON object."""
-    import json
+    object, or ``{"_text": ...}`` for a line that the JSON Lines reader does not take as
+    an object (not JSON, a key named twice, an array...)."""
+    from trendagg.io.jsonl import parse_json_line
 
     try:
-        value = json.loads(text)
+        value = parse_json_line(text)
     except (TypeError, ValueError):
         return {"_text": text}
     return value if isinstance(value, dict) else {"_text": text}
