@@ -153,21 +153,31 @@ def test_messages_quote_a_long_input_text_shortened(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- item 6
 
 
-@pytest.mark.parametrize("irregular", [False, True])
-def test_a_csv_cell_of_5_mb_is_read(tmp_path: Path, irregular: bool) -> None:
-    """pyarrow reads a row within one block (a larger one once a row straddles two);
-    Python's csv, which reads files whose rows do not all fit the header, takes any
-    cell length too."""
+def _big_cell(tmp_path: Path, engine: str, irregular: bool) -> None:
     cell = "y" * (5 << 20)
     extra = "B,4,z,surplus\n" if irregular else ""
     events = tmp_path / "e.csv"
     events.write_text("type,time,s\nA,1,a\n" + "B,2,b\n" * 3 + f'B,3,"{cell}"\n' + extra)
     query = "RETURN COUNT(*), MAX(B.s) AS top PATTERN SEQ(A, B+) WITHIN 100 s\n"
-    code, values, err = _values(tmp_path, query, events, "--engine", "local")
+    code, values, err = _values(tmp_path, query, events, "--engine", engine)
     assert code == 0, err[:500]
     assert len(values) == 1 and values[0]["COUNT(*)"] == 7  # (one B of time 2 per trend)
     assert values[0]["top"] == cell
     assert ("1 row rejected" in err) == irregular
+
+
+@pytest.mark.parametrize("irregular", [False, True])
+def test_a_csv_cell_of_5_mb_is_read(tmp_path: Path, irregular: bool) -> None:
+    """pyarrow reads a row within one block (a larger one once a row straddles two);
+    Python's csv, which reads files whose rows do not all fit the header, takes any
+    cell length too."""
+    _big_cell(tmp_path, "local", irregular)
+
+
+@pytest.mark.spark
+def test_spark_reads_a_csv_cell_of_5_mb_as_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    for irregular in (False, True):
+        _big_cell(tmp_path, "spark", irregular)
 
 
 # ----------------------------------------------------------------------------- item 12
@@ -182,7 +192,17 @@ DUPLICATES = [
 ]
 
 
-def _duplicates_expected(err: str, rejects: Path) -> None:
+def _run_duplicates(tmp_path: Path, engine: str) -> None:
+    """DUPLICATES run on ``engine``: the three lines that name a key twice are rejected,
+    counted, and written with --rejects as they were."""
+    events = tmp_path / "e.jsonl"
+    events.write_text("\n".join(DUPLICATES) + "\n")
+    rejects = tmp_path / "bad.jsonl"
+    query = PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)")
+    code, values, err = _values(
+        tmp_path, query, events, "--engine", engine, "--rejects", str(rejects)
+    )
+    assert code == 0 and values == [{"COUNT(*)": 3}], err  # a1 with b5, b6: 3 trends
     assert "3 rows rejected" in err
     entries = _rejects(rejects)
     assert [(e["row"], e["reason"].split(";")[0]) for e in entries] == [
@@ -195,28 +215,12 @@ def _duplicates_expected(err: str, rejects: Path) -> None:
 
 @pytest.mark.parametrize("engine", ["local", "python"])
 def test_a_json_line_naming_a_key_twice_is_rejected(tmp_path: Path, engine: str) -> None:
-    events = tmp_path / "e.jsonl"
-    events.write_text("\n".join(DUPLICATES) + "\n")
-    rejects = tmp_path / "bad.jsonl"
-    query = PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)")
-    code, values, err = _values(
-        tmp_path, query, events, "--engine", engine, "--rejects", str(rejects)
-    )
-    assert code == 0 and values == [{"COUNT(*)": 3}]  # a1 with b5, b6: 3 trends
-    _duplicates_expected(err, rejects)
+    _run_duplicates(tmp_path, engine)
 
 
 @pytest.mark.spark
 def test_spark_rejects_a_json_line_naming_a_key_twice(spark: Any, tmp_path: Path) -> None:
-    events = tmp_path / "e.jsonl"
-    events.write_text("\n".join(DUPLICATES) + "\n")
-    rejects = tmp_path / "bad.jsonl"
-    query = PRICES.replace("MIN(B.p), MAX(B.p)", "COUNT(*)")
-    code, values, err = _values(
-        tmp_path, query, events, "--engine", "spark", "--rejects", str(rejects)
-    )
-    assert code == 0 and values == [{"COUNT(*)": 3}], err
-    _duplicates_expected(err, rejects)
+    _run_duplicates(tmp_path, "spark")
 
 
 # ----------------------------------------------------------------------------- item 9
