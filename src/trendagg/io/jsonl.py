@@ -2,7 +2,8 @@
 
 Each line goes straight to the C scanner of :mod:`json`; only a line it refuses
 goes through ``json.loads`` again, for the message (or for integers longer than
-the interpreter's digit limit). Lines that are not JSON (or not UTF-8) are
+the interpreter's digit limit). Lines that are not JSON (or not UTF-8), or whose
+object names a key twice (:func:`may_repeat` says which lines to check), are
 rejected rows; the row number is the physical line number, blank lines
 included. The objects of each chunk become events by
 :func:`~trendagg.io.assemble.from_mappings`.
