@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import (
+    ArgumentError,
     ExecutionError,
     InputError,
     QueryError,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "ExecutionError",
     "InputError",
     "QueryError",
@@ -53,7 +55,7 @@ def parse(text: str) -> Workload:
 
 def run(
     queries: str | Workload,
-    events: str | os.PathLike[str] | EventBatch | Iterable[Mapping[str, Any]],
+    events: str | os.PathLike[str] | EventBatch | Any | Iterable[Mapping[str, Any]],
     *,
     strategy: str = "hamlet",
     type_col: str = "type",
@@ -64,18 +66,21 @@ def run(
     """Run a workload over events and return one row per (query, group, window).
 
     ``queries`` is query text or a parsed Workload. ``events`` is a path (CSV,
-    JSON Lines, Parquet), an EventBatch, or an iterable of dicts with a type
-    and a time (``event_type`` gives every row one type when there is no type
+    JSON Lines, Parquet), an EventBatch, a pandas DataFrame or a pyarrow Table (its
+    columns are the attributes, read by their types), or an iterable of dicts with a
+    type and a time (``event_type`` gives every row one type when there is no type
     column; ``columns`` names the columns of a CSV file without a header row). Rows the
     reader rejects raise InputError here, listing the
-    reasons; the CLI instead reports them and can write them out.
+    reasons; the CLI instead reports them and can write them out. Arguments of another
+    kind raise ArgumentError (a TypeError) naming what is accepted.
     """
     from trendagg.io import summarize_rejects
     from trendagg.io.options import ReadOptions
+    from trendagg.language import workload_of
     from trendagg.plan.compile import compile_workload
     from trendagg.session import run_events, run_file
 
-    workload = parse(queries) if isinstance(queries, str) else queries
+    workload = workload_of(queries)
     plans = compile_workload(workload)
     read = ReadOptions(type_col, time_col, event_type, columns=tuple(columns) if columns else None)
     if isinstance(events, str | os.PathLike):

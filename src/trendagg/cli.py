@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
 from trendagg.errors import ExecutionError, InputError, TrendAggError
+from trendagg.io.values import shown
 
 FORMATS = ("jsonl", "csv", "parquet")
 PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
@@ -260,7 +261,7 @@ def _spark(args: argparse.Namespace) -> Any:
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"--conf takes KEY=VALUE, not '{item}'")
+            raise InputError(f"--conf takes KEY=VALUE, not '{shown(item)}'")
         conf.append((key.strip(), value.strip()))
     return spark_session(args.master, conf)
 
@@ -269,9 +270,8 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
     from types import SimpleNamespace
 
-    from trendagg.io import RejectedRow
     from trendagg.spark.batch import collect
-    from trendagg.spark.records import record_of
+    from trendagg.spark.records import rejected_row
 
     spark = _spark(args)
     rows, rejected, total, names = collect(
@@ -286,9 +286,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         event_type=args.event_type,
         trend_limit=args.trend_limit,
     )
-    rejects = [
-        RejectedRow(args.events, row, reason, record_of(record)) for row, reason, record in rejected
-    ]
+    rejects = [rejected_row(args.events, *entry) for entry in rejected]
     # the summary needs the counts: events kept, rows rejected
     read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)
     return read, rows
@@ -577,7 +575,7 @@ def _given_rates(text: str) -> dict[str, float]:
             rates[name.strip()] = float(value)
         except ValueError:
             raise InputError(
-                f"--rates: '{item.strip()}' is not TYPE=NUMBER; write for example A=5,B=10"
+                f"--rates: '{shown(item.strip())}' is not TYPE=NUMBER; write for example A=5,B=10"
             ) from None
     return rates
 
@@ -713,9 +711,9 @@ def _share(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        raise argparse.ArgumentTypeError(f"'{shown(text)}' is not a number") from None
     if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a share between 0 and 1")
     return value
 
 
@@ -730,7 +728,7 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"'{shown(text)}' is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
     return value

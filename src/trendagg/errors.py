@@ -23,6 +23,20 @@ class InputError(ValueError, TrendAggError):
     """An event file or a command-line argument cannot be used as given."""
 
 
+class ArgumentError(TypeError, TrendAggError):
+    """An API function was given a kind of value it does not take. The message names the
+    argument, what it was given and what it accepts."""
+
+
+def wrong_argument(name: str, given: object, accepted: str) -> ArgumentError:
+    """The error of argument ``name`` given ``given``, which is not what it accepts
+    (``accepted``, in words, with the way to the right thing where there is one)."""
+    kind = type(given)
+    what = "None" if given is None else f"{kind.__module__}.{kind.__qualname__}"
+    what = what.removeprefix("builtins.")
+    return ArgumentError(f"{name} must be {accepted}; it is {what}")
+
+
 class ExecutionError(RuntimeError, TrendAggError):
     """A run had to stop (for example the two-step trend limit was reached)."""
 

@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendagg.errors import InputError
-from trendagg.io.assemble import from_records
+from trendagg.errors import InputError, wrong_argument
+from trendagg.io.assemble import from_mappings
 from trendagg.io.batch import EventBatch, RejectedRow
+from trendagg.io.frames import frame_kind, from_frame
 from trendagg.io.options import ReadOptions
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
 
 CHUNK_ROWS = 500_000
+EVENTS_ACCEPTED = (
+    "a path (CSV, JSON Lines, Parquet), an EventBatch, a pandas DataFrame, a pyarrow "
+    "Table, or an iterable of mappings (one per event, with a type and a time)"
+)
 ENGINES = ("local", "reference", "python")  # python: an alias of reference
 
 
@@ -97,23 +102,30 @@ def run_events(
     progress: Callable[[int], None] | None = None,
     log: bool = False,
 ) -> RunResult:
-    """All rows of a workload over events in memory: an EventBatch, or
-    records (mappings with a type and a time, read with the readers' rules and ``read``'s
-    type and time columns)."""
+    """All rows of a workload over events in memory: an EventBatch, a pyarrow Table or a
+    pandas DataFrame (columns are attributes, see :mod:`trendagg.io.frames`), or records
+    (mappings with a type and a time), read with the readers' rules and ``read``'s type
+    and time columns. ArgumentError for anything else."""
     from trendagg.engine import run_strategy
 
     started = time.perf_counter()
     rejected: list[RejectedRow] = []
     if not isinstance(events, EventBatch):
         read = read or ReadOptions()
-        records = from_records(
-            events,
-            type_col=read.type_col,
-            time_col=read.time_col,
-            event_type=read.event_type,
-            numeric=numeric_requirements(plans),
+        options = ReadOptions(
+            read.type_col, read.time_col, read.event_type, numeric_requirements(plans)
         )
-        events, rejected = records.events, records.rejected
+        if frame_kind(events) is not None:
+            got = from_frame(events, options)
+        else:
+            if events is None or isinstance(events, str | bytes | Mapping):
+                raise wrong_argument("events", events, EVENTS_ACCEPTED)
+            try:
+                numbered = enumerate(events, start=1)
+            except TypeError:
+                raise wrong_argument("events", events, EVENTS_ACCEPTED) from None
+            got = from_mappings(numbered, options, source="<records>", what="record")
+        events, rejected = got.events, got.rejected
     stats: dict[str, Any] = {}
     rows = run_strategy(
         plans,

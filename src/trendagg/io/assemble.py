@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
@@ -85,7 +86,7 @@ def assemble_table(
 
     names = table.column_names
     if len(set(names)) != len(names):
-        twice = sorted({name for name in names if names.count(name) > 1})
+        twice = sorted({shown(name) for name in names if names.count(name) > 1})
         raise InputError(f"columns {twice} appear twice in {source}; rename them")
     if rows is None:
         numbers = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
@@ -143,7 +144,7 @@ def _assemble(
     if options.event_type is None:
         codes, type_names, has_type = _type_codes(*type_form)
         for i in np.flatnonzero(~has_type).tolist():
-            reasons[i] = f"no event type in column '{options.type_col}'"
+            reasons[i] = f"no event type in column '{shown(options.type_col)}'"
     else:
         codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
     bad = ~has_type
@@ -251,7 +252,7 @@ def _check_numeric(
 
 
 def _nan(name: str, value: object) -> str:
-    return f"attribute '{name}' is '{shown(value)}', not a number (the queries read it numerically)"
+    return f"attribute '{shown(name)}' is '{shown(value)}', not a number (the queries read it numerically)"
 
 
 def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -306,11 +307,11 @@ def _times(
     far = (is_int & (np.abs(ints) >= TIME_LIMIT)) | (is_float & (np.abs(floats) >= TIME_LIMIT))
     for i in np.flatnonzero(~bad & (far | (code == EMPTY) | (code == FAILED))).tolist():
         if code[i] == EMPTY:
-            reasons[i] = f"no time in column '{time_col}'"
+            reasons[i] = f"no time in column '{shown(time_col)}'"
         elif code[i] == FAILED:
             reasons[i] = cells.failures[i]
         else:
-            reasons[i] = time_out_of_range(str(int(ints[i]) if is_int[i] else float(floats[i])))
+            reasons[i] = time_out_of_range(shown(int(ints[i]) if is_int[i] else float(floats[i])))
         bad[i] = True
     fine = is_fine & ~bad
     if not np.any(is_float & ~bad):
@@ -598,6 +599,7 @@ def from_mappings(
     rejected: Iterable[RejectedRow] = (),
     parsed_json: bool = False,
     known: Collection[str] = (),
+    texts: Sequence[str] | None = None,
 ) -> ReadResult:
     """Events from (row number, mapping) pairs: JSON Lines and Python records.
 
@@ -605,17 +607,24 @@ def from_mappings(
     from a record is a missing value. An item that is not a mapping is rejected
     ("line is an array, not an object"). ``parsed_json``: the mappings are dicts
     with text keys (fresh from ``json``). ``known``: the keys of other rows of the
-    source (other chunks); a needed column among them is one here too.
+    source (other chunks); a needed column among them is one here too. ``texts``: the
+    JSON text of each item, as the input wrote it (JSON Lines), kept by the rows
+    rejected (RejectedRow.text).
     """
     earlier = list(rejected)
+    if texts is not None and not isinstance(numbered, list):
+        numbered = list(numbered)
     records: list[dict[str, object]] = []
     rows: list[int] = []
     names: dict[str, None] = {}
     last_keys: object = None
-    for row, record in numbered:
+    for k, (row, record) in enumerate(numbered):
         if type(record) is not dict and not isinstance(record, Mapping):
             reason = f"{what} is {_kind(record)}, not an object"
-            text_ = json_text(record, compact=True, ensure_ascii=False)
+            if texts is None:
+                text_ = json_text(record, compact=True, ensure_ascii=False)
+            else:
+                text_ = texts[k]
             earlier.append(RejectedRow(source, row, reason, {"_text": text_}))
             continue
         if not parsed_json and (
@@ -638,9 +647,17 @@ def from_mappings(
         columns[name] = values
     for name in options.needed().intersection(known).difference(names) if rows else ():
         columns[name] = [None] * len(rows)
-    return assemble_columns(
+    read = assemble_columns(
         columns, rows, lambda bad: [records[i] for i in bad], options, source=source, rejected=earlier
     )  # fmt: skip
+    if texts is not None and read.rejected:  # (the objects' rows: numbered is a list then)
+        pairs = cast(Sequence[tuple[int, object]], numbered)
+        at = {row: k for k, (row, item) in enumerate(pairs) if isinstance(item, Mapping)}
+        read.rejected = [
+            replace(r, text=texts[at[r.row]]) if r.row in at and r.text is None else r
+            for r in read.rejected
+        ]
+    return read
 
 
 def _kind(value: object) -> str:

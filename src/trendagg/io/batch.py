@@ -352,12 +352,17 @@ class RejectedRow:
     record
         The row as it was read: raw cell texts for CSV, the parsed object for
         JSON (``{'_text': line}`` when the line is not a JSON object).
+    text
+        The row's JSON object as the input wrote it (a JSON Lines line), or None: the
+        rejects file writes it as it is, so that every value comes back as written
+        (``NaN``, ``1e309``, ``2.50``), which no parsed value keeps.
     """
 
     source: str
     row: int
     reason: str
     record: dict[str, object]
+    text: str | None = None
 
 
 @dataclass

@@ -12,7 +12,7 @@ rows, blank lines excluded.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from io import TextIOWrapper
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -22,11 +22,14 @@ from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.formats import Input, open_binary
 from trendagg.io.options import ReadOptions, column_list
 from trendagg.io.text import has_byte
+from trendagg.io.values import shown
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _BLOCK_BYTES = 1 << 20  # pyarrow's CSV block: larger blocks parse slower
+_MAX_BLOCK_BYTES = 1 << 30  # the largest block tried for a long row (Python's csv beyond)
+_FIELD_CHARS = 2**31 - 1  # Python's csv: a cell as long as a C long allows (the default 131,072)
 
 
 class _Irregular(Exception):
@@ -46,7 +49,7 @@ def header(file: Input, given: Sequence[str] | None) -> list[str]:
         return _unique(names, file.source)
     try:
         with _text_lines(file) as handle:
-            first = next((record for record in csv.reader(handle) if record), None)
+            first = next((record for record in csv_rows(handle) if record), None)
     except UnicodeDecodeError as error:
         raise not_utf8(file.source, error) from None
     except (csv.Error, OSError, EOFError) as error:
@@ -64,11 +67,20 @@ def _unique(names: list[str], source: str) -> list[str]:
     for name in names:
         if name in seen:
             raise InputError(
-                f"column '{name}' appears twice in the header of {source}; "
+                f"column '{shown(name)}' appears twice in the header of {source}; "
                 f"rename one (columns are {column_list(names)})"
             )
         seen.add(name)
     return names
+
+
+def csv_rows(lines: Iterable[str], **dialect: Any) -> Any:
+    """Python's ``csv.reader`` with cells of any length, as pyarrow reads them (the
+    module's default refuses cells over 131,072 characters; the limit is the module's,
+    so it is raised for the process, once)."""
+    if csv.field_size_limit() < _FIELD_CHARS:
+        csv.field_size_limit(_FIELD_CHARS)
+    return csv.reader(lines, **dialect)
 
 
 def _text_lines(file: Input) -> TextIO:
@@ -93,7 +105,7 @@ def check_quotes(file: Input) -> None:
     start = 1
     try:
         with _text_lines(file) as handle:
-            reader = csv.reader(handle, strict=True)
+            reader = csv_rows(handle, strict=True)
             for _ in reader:
                 start = reader.line_num + 1
     except csv.Error as error:
@@ -111,7 +123,35 @@ def csv_chunks(
 ) -> Iterator[ReadResult]:
     """The events of a CSV file in chunks of ``chunk_rows`` rows: read by pyarrow, and
     from the chunk where pyarrow stops (a row that does not fit the header) by Python's
-    ``csv``."""
+    ``csv``. A row longer than pyarrow's block (a cell of megabytes) is read by pyarrow
+    again with a block eight times larger, from the start, the rows already given skipped
+    (pyarrow parses a row within one block; larger blocks parse slower, so only then)."""
+    import pyarrow as pa
+
+    done = 0  # source rows yielded so far
+    quotes: list[bool] = []  # (checked once)
+    block = _BLOCK_BYTES
+    while True:
+        try:
+            for table in _arrow_tables(file, names, options, chunk_rows, block, skip=done):
+                yield _text_chunk(table, file, options, quotes, first_row=done + 1)
+                done += table.num_rows
+            return
+        except pa.ArrowInvalid as error:
+            if "straddl" not in str(error) or block >= _MAX_BLOCK_BYTES:
+                break
+            block *= 8
+        except (_Irregular, pa.ArrowException, OSError):
+            break
+    yield from python_csv_chunks(file, names, options, chunk_rows, skip=done)
+
+
+def _arrow_tables(
+    file: Input, names: list[str], options: ReadOptions, chunk_rows: int, block: int, *, skip: int
+) -> Iterator[pa.Table]:
+    """The text tables of ``chunk_rows`` rows that pyarrow reads in blocks of ``block``
+    bytes, after the first ``skip`` rows (one empty table for a file without rows);
+    _Irregular once a row does not fit the header."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
@@ -124,7 +164,7 @@ def csv_chunks(
     read = pa_csv.ReadOptions(
         column_names=None if options.columns is None else names,
         use_threads=pa.cpu_count() > 1,  # (its serial reader is faster on one core)
-        block_size=_BLOCK_BYTES,
+        block_size=block,
     )
     parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid_row)
     convert = pa_csv.ConvertOptions(
@@ -132,31 +172,28 @@ def csv_chunks(
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
-    done = 0  # source rows yielded so far
-    quotes: list[bool] = []  # (checked once)
-    try:
-        stream = pa.input_stream(str(file.location), compression="gzip" if file.gzipped else None)
-        with stream:
-            reader = pa_csv.open_csv(stream, read, parse, convert)
-            if reader.schema.names != names:
-                raise _Irregular
-            rest = reader.schema.empty_table()
-            for batch in reader:
-                if irregular:
-                    raise _Irregular
-                rest = pa.concat_tables([rest, pa.Table.from_batches([batch])])
-                while rest.num_rows >= chunk_rows:
-                    yield _text_chunk(
-                        rest.slice(0, chunk_rows), file, options, quotes, first_row=done + 1
-                    )
-                    done += chunk_rows
-                    rest = rest.slice(chunk_rows)
+    stream = pa.input_stream(str(file.location), compression="gzip" if file.gzipped else None)
+    given, skipped_before = 0, skip
+    with stream:
+        reader = pa_csv.open_csv(stream, read, parse, convert)
+        if reader.schema.names != names:
+            raise _Irregular
+        rest = reader.schema.empty_table()
+        for batch in reader:
             if irregular:
                 raise _Irregular
-            if rest.num_rows or not done:
-                yield _text_chunk(rest, file, options, quotes, first_row=done + 1)
-    except (_Irregular, pa.ArrowException, OSError):
-        yield from python_csv_chunks(file, names, options, chunk_rows, skip=done)
+            rest = pa.concat_tables([rest, pa.Table.from_batches([batch])])
+            if skip:  # (read before, by a smaller block)
+                skipped = min(skip, rest.num_rows)
+                rest, skip = rest.slice(skipped), skip - skipped
+            while rest.num_rows >= chunk_rows:
+                yield rest.slice(0, chunk_rows)
+                given += chunk_rows
+                rest = rest.slice(chunk_rows)
+        if irregular:
+            raise _Irregular
+        if rest.num_rows or not (given or skipped_before):
+            yield rest
 
 
 def _text_chunk(
@@ -205,7 +242,7 @@ def python_csv_chunks(
 
     try:
         with _text_lines(file) as handle:
-            reader = csv.reader(handle)
+            reader = csv_rows(handle)
             if options.columns is None:
                 next((record for record in reader if record), [])
             row = 0

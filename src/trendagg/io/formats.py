@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from trendagg.errors import InputError
+from trendagg.io.values import shown
 
 FORMATS = ("csv", "jsonl", "parquet")
 EXTENSIONS = {
@@ -56,7 +57,9 @@ def event_format(path: Path, fmt: str | None) -> str:
     if fmt is not None:
         name = format_named(fmt.lstrip("."))
         if name not in FORMATS:
-            raise InputError(f"unknown event format '{fmt}'; use 'csv', 'jsonl' or 'parquet'")
+            raise InputError(
+                f"unknown event format '{shown(fmt)}'; use 'csv', 'jsonl' or 'parquet'"
+            )
         return name
     if path.is_dir():
         return "parquet"
@@ -77,7 +80,7 @@ def result_format(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
         return name_format(path) or "jsonl"
     kind = format_named(fmt)
     if kind not in FORMATS:
-        raise InputError(f"unknown result format '{fmt}'; use 'jsonl', 'csv' or 'parquet'")
+        raise InputError(f"unknown result format '{shown(fmt)}'; use 'jsonl', 'csv' or 'parquet'")
     return kind
 
 

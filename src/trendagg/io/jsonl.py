@@ -2,7 +2,8 @@
 
 Each line goes straight to the C scanner of :mod:`json`; only a line it refuses
 goes through ``json.loads`` again, for the message (or for integers longer than
-the interpreter's digit limit). Lines that are not JSON (or not UTF-8) are
+the interpreter's digit limit). Lines that are not JSON (or not UTF-8), or whose
+object names a key twice (:func:`may_repeat` says which lines to check), are
 rejected rows; the row number is the physical line number, blank lines
 included. The objects of each chunk become events by
 :func:`~trendagg.io.assemble.from_mappings`.
@@ -22,10 +23,11 @@ from trendagg.io.assemble import from_mappings
 from trendagg.io.batch import ReadResult, RejectedRow
 from trendagg.io.formats import Input, open_binary
 from trendagg.io.options import ReadOptions
-from trendagg.io.values import exact_int
+from trendagg.io.values import exact_int, shown
 
 JSON_BLANKS = " \t\r\n"  # the whitespace JSON allows around a value
-_Chunk = tuple[list[tuple[int, object]], list[RejectedRow]]  # (line, value) pairs, rejected lines
+# (line, value) pairs, the text of each of those lines, rejected lines
+_Chunk = tuple[list[tuple[int, object]], list[str], list[RejectedRow]]
 _NOTHING, _SKIP = object(), object()
 
 
@@ -48,7 +50,7 @@ def jsonl_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator
                     if chunk is None:
                         if held:  # no object has the column
                             options.check_columns(seen, file.source)
-                        parts: list[_Chunk] = [] if yielded else [([], [])]
+                        parts: list[_Chunk] = [] if yielded else [([], [], [])]
                     elif _waits(options, seen, chunk, held):
                         held.append(chunk)
                         continue
@@ -80,10 +82,10 @@ def _waits(options: ReadOptions, seen: dict[str, None], chunk: _Chunk, held: lis
 
 
 def _events(chunk: _Chunk, file: Input, options: ReadOptions, seen: dict[str, None]) -> ReadResult:
-    numbered, rejected = chunk
+    numbered, texts, rejected = chunk
     return from_mappings(
         numbered, options, source=file.source, what="line", rejected=rejected,
-        parsed_json=True, known=seen,
+        parsed_json=True, known=seen, texts=texts,
     )  # fmt: skip
 
 
@@ -104,15 +106,17 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _lines(handle: IO[bytes], source: str, count: int) -> Iterator[_Chunk]:
-    """The (line number, value) pairs and the rejected lines (not JSON, not UTF-8) of
-    each ``count`` lines that hold something. Each line goes to the C scanner of
-    :mod:`json`; what it refuses, and the first line, to :func:`_line`."""
+    """The (line number, value) pairs, their lines' texts (for the rows rejected later:
+    see RejectedRow.text) and the rejected lines (not JSON, not UTF-8) of each ``count``
+    lines that hold something. Each line goes to the C scanner of :mod:`json`; what it
+    refuses, and the first line, to :func:`_line`."""
     decoder: Any = json.JSONDecoder()
     scan = decoder.scan_once  # the C scanner, without json.loads' Python layers
     number = 0
     first = True  # (until a line holds a value)
     while True:
         parsed: list[tuple[int, object]] = []
+        texts: list[str] = []
         rejected: list[RejectedRow] = []
         start = number
         for line in itertools.islice(handle, count):
@@ -122,16 +126,22 @@ def _lines(handle: IO[bytes], source: str, count: int) -> Iterator[_Chunk]:
                 value, end = scan(text, 0)
                 if end != len(text) or first:
                     raise ValueError(text)
+                if type(value) is dict and (  # may_repeat inlined: a call a line costs 2%
+                    text.count('":') != len(value) or '" ' in text or '"\t' in text
+                ):
+                    raise ValueError(text)
             except (StopIteration, ValueError, RecursionError):
                 value = _line(line, number, first, source, rejected)
                 first = first and value is _SKIP
                 if value is _SKIP or value is _NOTHING:
                     continue
+                text = line.decode("utf-8").removeprefix("\ufeff").strip(JSON_BLANKS)
             parsed.append((number, value))
+            texts.append(text)
         if number == start:
             return
         if parsed or rejected:
-            yield parsed, rejected
+            yield parsed, texts, rejected
 
 
 def _line(
@@ -172,17 +182,56 @@ def refuse_json_array(first_line: str, source: str) -> None:
         )
 
 
+def may_repeat(text: str, value: dict[str, object]) -> bool:
+    """Whether the JSON object ``text`` (parsed as ``value``) may name a key twice.
+
+    A cheap test that a line of distinct keys almost always passes: when no closing
+    quote is followed by a space or a tab, every key of every object is written
+    ``"key":``, so the line holds at least as many ``":`` as it has keys; as many as
+    ``value`` has keys means that no key is repeated (nor any object nested). Only the
+    lines it cannot clear are parsed again, by :func:`parse_json_line`, which checks
+    each object. (A carriage return between a key and its colon is not looked for: each
+    ``in`` costs 3% of the reader's time, and no writer puts one there.)
+    """
+    return text.count('":') != len(value) or '" ' in text or '"\t' in text
+
+
+class _RepeatedKey(ValueError):
+    """An object names a key twice (JSON allows it; the last would win silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An object's pairs as a dict, or _RepeatedKey naming a key that appears twice."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(
+                    f"key '{shown(key)}' appears twice in one object; keep one (JSON readers "
+                    "differ on which one counts)"
+                )
+            seen.add(key)
+    return value
+
+
 def parse_json_line(line: str) -> object:
     """One line of JSON Lines, read as the JSON Lines reader reads it (integers of any size
-    exactly); raises ``ValueError`` with the reason (and column) when it is not JSON."""
+    exactly); raises ``ValueError`` with the reason (and column) when it is not JSON or
+    an object in it names a key twice."""
     text = line.strip(JSON_BLANKS)
     try:
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError:
             raise
         except ValueError:  # more digits than int() accepts by default: parse them exactly
-            return json.loads(text, parse_int=exact_int)
+            value = json.loads(text, parse_int=exact_int)
+        if type(value) is dict and may_repeat(text, value):
+            json.loads(text, parse_int=exact_int, object_pairs_hook=_unique_keys)
+        return value
+    except _RepeatedKey:
+        raise
     except json.JSONDecodeError as error:
         indent = len(line) - len(line.lstrip(JSON_BLANKS))
         raise ValueError(f"invalid JSON at column {error.colno + indent}: {error.msg}") from None

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trendagg.errors import InputError
+from trendagg.io.values import shown
 
 _MAX_LISTED_COLUMNS = 20
 
@@ -43,7 +44,7 @@ class ReadOptions:
         kind = self.event_type
         if kind is not None and (not isinstance(kind, str) or not kind.strip()):
             raise InputError(
-                f"the event type given for every row must be a non-empty name, not {kind!r}; "
+                f"the event type given for every row must be a non-empty name, not {shown(repr(kind))}; "
                 "pass one such as --event-type Stock, or leave it out to read types from a column"
             )
 
@@ -54,18 +55,18 @@ class ReadOptions:
         if self.event_type is None:
             if self.type_col == self.time_col:
                 raise InputError(
-                    f"the type and time columns are both '{self.type_col}'; pass different "
+                    f"the type and time columns are both '{shown(self.type_col)}'; pass different "
                     "--type-col and --time-col"
                 )
             if self.type_col not in names:
                 raise InputError(
-                    f"type column '{self.type_col}' not found in {source}; columns are "
+                    f"type column '{shown(self.type_col)}' not found in {source}; columns are "
                     f"{column_list(names)}; pass --type-col, or pass --event-type NAME if "
                     "every row has the same type"
                 )
         if self.time_col not in names:
             raise InputError(
-                f"time column '{self.time_col}' not found in {source}; columns are "
+                f"time column '{shown(self.time_col)}' not found in {source}; columns are "
                 f"{column_list(names)}; pass --time-col"
             )
 
@@ -84,7 +85,7 @@ class ReadOptions:
 def column_list(names: Iterable[str]) -> str:
     """Column names as shown in messages: ``[type, time, ...]``."""
     names = list(names)
-    listed = ", ".join(names[:_MAX_LISTED_COLUMNS])
+    listed = ", ".join(map(shown, names[:_MAX_LISTED_COLUMNS]))
     if len(names) > _MAX_LISTED_COLUMNS:
         listed += f", ... ({len(names)} columns)"
     return f"[{listed}]"

@@ -16,6 +16,7 @@ from trendagg.io.assemble import assemble_table
 from trendagg.io.batch import ReadResult
 from trendagg.io.formats import Input, event_format
 from trendagg.io.options import ReadOptions
+from trendagg.io.values import shown
 
 # Rows per row group of the Parquet event files the generator writes. Spark reads a
 # Parquet file in splits of whole row groups: a file of one row group (pyarrow's
@@ -145,7 +146,7 @@ def decimal_warnings(path: str, attributes: set[str]) -> list[str]:
     except (pa.ArrowException, OSError, ValueError):
         return []  # the reader says what is wrong with the file
     return [
-        f"warning: column '{f.name}' is {f.type}: its values are read as binary floats "
+        f"warning: column '{shown(f.name)}' is {f.type}: its values are read as binary floats "
         f"(0.10 is 0.1000000000000000055...), so its sums show float rounding "
         f"(0.1 + 0.2 = 0.30000000000000004); for exact amounts store integers (cents)"
         for f in schema

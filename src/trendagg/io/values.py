@@ -18,6 +18,7 @@ import math
 import numbers
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from fractions import Fraction
@@ -37,6 +38,16 @@ _NONFINITE_WORDS = frozenset(
     {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 )
 _SHOWN_CHARS = 40
+
+
+@dataclass(frozen=True)
+class Written:
+    """A number of a JSON line as the line writes it (``NaN``, ``1e309``, ``2.50``): what a
+    rejected row's record holds, so that the rejects file gives it back as it came, where
+    a Python number would not (``1e309`` is ``inf``; ``2.50`` is ``2.5``). Printed bare
+    by :func:`json_text`, as its text by :func:`cell_text`."""
+
+    text: str
 
 
 def exact_int(text: str) -> int:
@@ -160,10 +171,16 @@ def _exact_epoch_seconds(moment: datetime | date) -> int | Fraction:
 
 
 def shown(value: object) -> str:
-    """A value as quoted in messages: its text, cut to a readable length."""
+    """A value of the input as quoted in messages: its text, cut to a readable length.
+
+    Every message that quotes input text (a cell, a key, a column name, a time) goes
+    through here, so that a 1 MB name makes a one-line message: beyond
+    ``_SHOWN_CHARS`` characters the text is its first ones, ``...`` and its length
+    (``1234567890123456789012345678901234567890... (6,000 characters)``).
+    """
     text = value if isinstance(value, str) else cell_text(value)
     if len(text) > _SHOWN_CHARS:
-        text = text[: _SHOWN_CHARS - 3] + "..."
+        text = f"{text[:_SHOWN_CHARS]}... ({len(text):,} characters)"
     return text
 
 
@@ -178,7 +195,7 @@ def time_value(value: object) -> int | float | Fraction:
     """
     seconds = _time_seconds(value)
     if not time_in_range(seconds):
-        raise ValueError(time_out_of_range(str(seconds)))
+        raise ValueError(time_out_of_range(shown(seconds)))
     return seconds
 
 
@@ -192,7 +209,7 @@ def _time_seconds(value: object) -> int | float | Fraction:
     if isinstance(value, float):
         if math.isfinite(value):
             return float(value)
-        raise ValueError(f"time '{value}' is not a finite number")
+        raise ValueError(f"time '{shown(value)}' is not a finite number")
     if value is None:
         raise ValueError("no time")
     if not isinstance(value, str):
@@ -273,26 +290,37 @@ def cell_text(value: object) -> str:
         return str(value)
     if isinstance(value, Mapping | list | tuple):
         return json_text(value, compact=True, ensure_ascii=False)
+    if isinstance(value, Written):
+        return value.text
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "backslashreplace")  # (as normalize_value reads it)
     return str(value)
 
 
-def json_text(value: object, *, compact: bool = False, ensure_ascii: bool = True) -> str:
+def json_text(
+    value: object, *, compact: bool = False, ensure_ascii: bool = True, bare_nan: bool = False
+) -> str:
     """``json.dumps`` that never loses a number.
 
     The layout is ``json.dumps``'s (default or compact separators). Integers
     of any size print in full, ``Decimal`` prints as a bare number (its
-    ``str``), non-finite numbers print as the strings ``"nan"``, ``"inf"``,
-    ``"-inf"`` (JSON has no literal for them), other objects as their ``str``.
-    The C encoder is tried first; the Python one only handles what it refuses.
+    ``str``), a :class:`Written` number as its text, non-finite numbers as the
+    strings ``"nan"``, ``"inf"``, ``"-inf"`` (JSON has no literal for them), or with
+    ``bare_nan`` as ``NaN``, ``Infinity``, ``-Infinity`` (Python's json reads them back
+    as the floats they were: the rejects file's records), bytes as their UTF-8 text,
+    other objects as their ``str``. The C encoder is tried first; the Python one only
+    handles what it refuses.
     """
     separators = (",", ":") if compact else (", ", ": ")
     try:
-        return json.dumps(value, separators=separators, ensure_ascii=ensure_ascii, allow_nan=False)
+        return json.dumps(
+            value, separators=separators, ensure_ascii=ensure_ascii, allow_nan=bare_nan
+        )
     except (TypeError, ValueError):
-        return _encode(value, separators, ensure_ascii)
+        return _encode(value, separators, ensure_ascii, bare_nan)
 
 
-def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str:
+def _encode(value: object, separators: tuple[str, str], ascii_only: bool, bare_nan: bool) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -304,24 +332,29 @@ def _encode(value: object, separators: tuple[str, str], ascii_only: bool) -> str
     if isinstance(value, int):
         return int_text(value)
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else json.dumps(repr(value))
+        if math.isfinite(value) or bare_nan:
+            return json.dumps(value)  # (NaN, Infinity, -Infinity when not finite)
+        return json.dumps(repr(value))
     if isinstance(value, Decimal):
         return str(value) if value.is_finite() else json.dumps(str(value).lower())
+    if isinstance(value, Written):
+        return value.text
     item_sep, key_sep = separators
     if isinstance(value, Mapping):
         items = (
             json.dumps(cell_text(key), ensure_ascii=ascii_only)
             + key_sep
-            + _encode(item, separators, ascii_only)
+            + _encode(item, separators, ascii_only, bare_nan)
             for key, item in value.items()
         )
         return "{" + item_sep.join(items) + "}"
     if isinstance(value, list | tuple):
-        return "[" + item_sep.join(_encode(item, separators, ascii_only) for item in value) + "]"
+        inner = (_encode(item, separators, ascii_only, bare_nan) for item in value)
+        return "[" + item_sep.join(inner) + "]"
     if isinstance(value, datetime | date | time):
         return json.dumps(value.isoformat(), ensure_ascii=ascii_only)
     if isinstance(value, numbers.Integral):
         return int_text(int(value))
     if isinstance(value, numbers.Real):
-        return _encode(float(value), separators, ascii_only)
-    return json.dumps(str(value), ensure_ascii=ascii_only)
+        return _encode(float(value), separators, ascii_only, bare_nan)
+    return json.dumps(cell_text(value), ensure_ascii=ascii_only)

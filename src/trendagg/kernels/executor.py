@@ -46,7 +46,7 @@ import numpy as np
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import Column, EventBatch
 from trendagg.io.results import ResultRow, making_rows
-from trendagg.io.values import time_text
+from trendagg.io.values import shown, time_text
 from trendagg.kernels import _engine, _gloria
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.edges import value_columns
@@ -151,7 +151,7 @@ def _value_kinds(col: Column, rows: np.ndarray) -> tuple[list[object], np.ndarra
 
 def _no_order(name: str, value: object) -> ExecutionError:
     return ExecutionError(
-        f"MIN/MAX over attribute '{name}' needs numbers or words, but it holds {value!r}; "
+        f"MIN/MAX over attribute '{name}' needs numbers or words, but it holds {shown(repr(value))}; "
         f"read the events with the CLI or read_events(numeric=...), which reject such rows"
     )
 
@@ -1017,7 +1017,7 @@ class CompiledExecutor:
     def _inexact(self, pr: int) -> None:
         """Stop: NEXT condition ``pr`` computed an integer beyond 2**53 (see edges)."""
         raise InputError(
-            f"the NEXT condition '{self.low.programs[pr].text}' computes an integer beyond "
+            f"the NEXT condition '{shown(self.low.programs[pr].text)}' computes an integer beyond "
             f"2**53, which the compiled engine does not hold exactly; run this workload "
             f"with --engine reference (run_strategy(..., compiled=False)), which computes "
             f"with Python integers"

@@ -45,7 +45,7 @@ from trendagg.language.ast import (
     String,
     Workload,
 )
-from trendagg.language.parser import UNIT_NAMES, parse, parse_query
+from trendagg.language.parser import UNIT_NAMES, parse, parse_query, workload_of
 from trendagg.language.printer import quote, to_text
 from trendagg.language.validate import validate
 
@@ -86,6 +86,7 @@ __all__ = [
     "negation_scopes",
     "parse",
     "parse_query",
+    "workload_of",
     "pattern_variables",
     "quote",
     "to_text",

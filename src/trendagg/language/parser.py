@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -29,7 +29,7 @@ from lark.exceptions import (
 from lark.lexer import PatternStr
 from lark.tree import Meta
 
-from trendagg.errors import QueryError, QuerySyntaxError, TrendAggError, locate
+from trendagg.errors import QueryError, QuerySyntaxError, TrendAggError, locate, wrong_argument
 from trendagg.language.ast import (
     Aggregate,
     And,
@@ -108,6 +108,7 @@ def parse(text: str, *, validate: bool = True) -> Workload:
         tree = _lark().parse(text)
     except UnexpectedInput as exc:
         raise QuerySyntaxError(_syntax_message(text, exc)) from None
+    _check_arithmetic(text, tree)
     try:
         queries: list[Query] = _ToAst(text).transform(tree)
     except VisitError as exc:
@@ -130,6 +131,18 @@ def parse(text: str, *, validate: bool = True) -> Workload:
 
         check(workload, text)
     return workload
+
+
+def workload_of(queries: object, argument: str = "queries") -> Workload:
+    """The workload of an API call's ``queries``: query text is parsed (and validated), a
+    Workload is taken as it is; anything else is an ArgumentError naming ``argument``."""
+    if isinstance(queries, str):
+        return parse(queries)
+    if isinstance(queries, Workload):
+        return queries
+    raise wrong_argument(
+        argument, queries, "query text (a str) or a Workload (from trendagg.parse(text))"
+    )
 
 
 #: The deepest nesting of parentheses (SEQ, groups under +, NOT, arithmetic) a query may
@@ -157,6 +170,51 @@ def _check_nesting(text: str) -> None:
                 )
         elif token == ")":
             depth = max(depth - 1, 0)
+
+
+#: The most operations an arithmetic expression may nest (``A.x + 1 + 1`` nests two; so does
+#: ``-(A.x * 2)``): every stage after the parser, the lark tree's transformer too, walks an
+#: expression recursively, and a chain of terms nests as deep as it is long.
+MAX_ARITHMETIC = 100
+_ARITHMETIC = frozenset({"binop", "negate"})
+
+
+def _check_arithmetic(text: str, tree: Tree[Token]) -> None:
+    """Refuse an arithmetic expression that nests more than :data:`MAX_ARITHMETIC`
+    operations, pointing at the first operator beyond (the parse tree is walked with a
+    stack of its own: this check must not recurse either)."""
+    depth: dict[int, int] = {}  # id of an arithmetic node -> operations nested in it
+    stack: list[tuple[Tree[Token], bool]] = [(tree, False)]
+    while stack:
+        node, done = stack.pop()
+        if not done:
+            stack.append((node, True))
+            children = [child for child in node.children if isinstance(child, Tree)]
+            stack.extend((child, False) for child in reversed(children))  # (in text order)
+            continue
+        if node.data not in _ARITHMETIC:
+            continue
+        nested = 1 + max((depth.get(id(c), 0) for c in node.children), default=0)
+        depth[id(node)] = nested
+        if nested > MAX_ARITHMETIC:
+            operator: Tree[Token] | Token = node
+            if node.data == "binop":  # (the operator's rule holds its token)
+                rule = node.children[1]
+                operator = rule.children[0] if isinstance(rule, Tree) else rule
+            line, column = _tree_position(operator)
+            raise QueryError(
+                f"an arithmetic expression nests more than {MAX_ARITHMETIC} operations (each "
+                f"+ - * / % or sign of a chain nests one more); trendagg takes at most "
+                f"{MAX_ARITHMETIC}: split the condition, or precompute a column. "
+                + locate(text, line, column)
+            )
+
+
+def _tree_position(node: Tree[Token] | Token) -> tuple[int, int]:
+    """Line and column where a parse-tree node (or token) starts."""
+    if isinstance(node, Token):
+        return node.line or 1, node.column or 1
+    return node.meta.line, node.meta.column
 
 
 def parse_query(text: str) -> Query:

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from trendagg.io.values import shown
 from trendagg.language import ast
 from trendagg.language.analysis import negated_variables, pattern_variables
 from trendagg.plan.edge_index import EdgeIndex, edge_index
@@ -148,6 +149,12 @@ def compile_query(query: ast.Query) -> QueryPlan:
     )
 
 
+# The aggregates that add their values, so read them as numbers. MIN and MAX do not:
+# they rank numbers before words (plan.layout.before), so a word among the numbers is a
+# value of theirs, the same from every reader and engine (README, "Semantics, in short").
+_ADDING = ("SUM", "AVG")
+
+
 @dataclass
 class _Rules:
     """What WHERE and RETURN ask of the events of each variable, gathered clause by clause."""
@@ -227,6 +234,7 @@ def _aggregates(
             continue
         if expr.attr is not None:
             rules.required[expr.var].add(expr.attr)
+        if expr.attr is not None and expr.func in _ADDING:
             rules.numeric.setdefault(leaves[expr.var].type, set()).add(expr.attr)
         if expr.func in ("COUNT", "AVG") and expr.var not in count_vars:
             count_vars.append(expr.var)
@@ -308,7 +316,7 @@ def unknown_attributes(plans: list[QueryPlan], columns: Iterable[str]) -> list[s
     for plan in plans:
         for name in sorted(attributes_read([plan]) - have):
             lines.append(
-                f"warning: query '{plan.name}' reads attribute '{name}', which no input row "
+                f"warning: query '{shown(plan.name)}' reads attribute '{shown(name)}', which no input row "
                 f"has: the events that need it are dropped (a misspelt name?)"
             )
     return lines

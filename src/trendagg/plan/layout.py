@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from trendagg.errors import ExecutionError
 from trendagg.io.results import ResultRow, result_rows
+from trendagg.io.values import shown
 from trendagg.language import ast
 from trendagg.plan.windows import as_number
 
@@ -73,7 +74,7 @@ def not_a_number(value: object) -> ExecutionError:
     engine (the Python engines meet it as they add the value, the compiled engine as it
     reads the events a summing variable binds)."""
     return ExecutionError(
-        f"cannot sum {value!r}: it is not a number. Read events with read_events(..., numeric=...) "
+        f"cannot sum {shown(repr(value))}: it is not a number. Read events with read_events(..., numeric=...) "
         f"or the CLI, which reject such rows and can write them out with --rejects."
     )
 

@@ -21,6 +21,7 @@ from typing import Any
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
+from trendagg.io.values import shown
 from trendagg.language import ast
 from trendagg.plan.compile import QueryPlan
 from trendagg.plan.layout import order_key, result_row
@@ -61,7 +62,7 @@ class _Enumerator:
         if self.built > self.limit:
             raise ExecutionError(
                 f"the two-step strategy built more than {self.limit:,} trends for query "
-                f"'{self.plan.name}' and stopped: its cost grows exponentially with the events "
+                f"'{shown(self.plan.name)}' and stopped: its cost grows exponentially with the events "
                 f"per window. Use --strategy greta, a smaller window, or raise --trend-limit."
             )
 

@@ -43,12 +43,13 @@ here) while it runs them; more ``partitions`` make the buckets smaller.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trendagg.errors import InputError
+from trendagg.errors import InputError, wrong_argument
+from trendagg.io.csv import csv_rows
+from trendagg.io.rejects import record_json
 from trendagg.spark.partials import ARROW_ROWS, QueryGroup, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
@@ -128,6 +129,7 @@ def read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) 
         original = dict(reading.renamed)
         table = table.rename_columns([original.get(n, n) for n in table.column_names])
     bad: list[tuple[int, str, str, int]] = []
+    short: dict[int, dict[str, object]] = {}  # row -> cells of a row shorter than the header
     if CSV_RAW in table.column_names:
         raw = table.column(CSV_RAW)
         table = table.drop_columns([CSV_RAW])
@@ -135,11 +137,16 @@ def read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) 
         kept = np.ones(len(ids), np.bool_)
         # Spark keeps the text of a row whose cell count differs: the rare rows to check
         for n in np.flatnonzero(pc.is_valid(raw).to_numpy(zero_copy_only=False)).tolist():
-            found = long_csv_row(str(raw[n].as_py()), header)
+            line = str(raw[n].as_py())
+            found = long_csv_row(line, header)
             if found is not None:
                 kept[n] = False
-                bad.append((int(ids[n]), found[0], json.dumps(found[1]), 0))
+                bad.append((int(ids[n]), found[0], record_json(found[1]), 0))
+            else:  # its record, as the local reader has it: the cells it has
+                short[n] = dict(zip(header, next(csv_rows([line]), []), strict=False))
         if not kept.all():
+            position = np.cumsum(kept) - 1
+            short = {int(position[n]): cells for n, cells in short.items()}
             table = table.filter(pa.array(kept))
             ids = ids[kept]
     blank = 0
@@ -151,20 +158,24 @@ def read_batch(rb: Any, ids: Any, numeric: Any, reading: Reading, pruned: bool) 
                 blank += 1
     read = read_table(table, reading, numeric)
     partial = int(pruned and RECORD not in table.column_names)
-    bad += [
-        (int(ids[x.row - 1]), x.reason, record_text(table, x.row), partial) for x in read.rejected
-    ]
+    for x in read.rejected:
+        cells = short.get(x.row - 1)
+        text = record_text(table, x.row, reading.csv_cells) if cells is None else record_json(cells)
+        bad.append((int(ids[x.row - 1]), x.reason, text, partial))
     return ReadBatch(table, read, ids, bad, blank)
 
 
-def record_text(table: Any, row: int) -> str:
-    """Row ``row`` (from 1) as JSON text for the rejects: a JSON line as it was, typed
-    cells as a JSON object."""
+def record_text(table: Any, row: int, csv: bool = False) -> str:
+    """Row ``row`` (from 1) as JSON text for the rejects, as the local readers write it: a
+    JSON line as it was, typed cells as a JSON object (:func:`record_json`); with
+    ``csv``, an empty cell (which Spark reads as null) is the empty text it was."""
     record = table.slice(row - 1, 1).to_pylist()[0]
     if RECORD in record:
         text = record[RECORD]
         return text.decode("utf-8", "backslashreplace") if isinstance(text, bytes) else str(text)
-    return json.dumps(record, default=str)
+    if csv:
+        record = {name: "" if value is None else value for name, value in record.items()}
+    return record_json(record)
 
 
 def _mix(x: Any) -> Any:
@@ -505,10 +516,18 @@ def _run(
     from one Spark job that reads the input once (see the module docstring)."""
     import pickle
 
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
     from trendagg.plan.compile import attributes_read
 
+    if not isinstance(df, DataFrame):
+        raise wrong_argument(
+            "df",
+            df,
+            "a Spark DataFrame (make one with spark.createDataFrame(...) or spark.read; "
+            "trendagg.run(queries, frame) runs a pandas DataFrame or a pyarrow Table locally)",
+        )
     text, plans, _ = prepare(workload, strategy)
     reading = Reading(type_col, time_col, event_type, csv_cells, decimals=decimals, nanos=nanos)
     if RECORD not in df.columns:  # (JSON texts: each row's fields are checked as it is read)
@@ -589,7 +608,7 @@ def _whole_records(df: Any, row_ids: list[int]) -> dict[int, str]:
     for record in found:
         row_id = record.pop(marker)
         record.pop(CSV_RAW, None)
-        whole[row_id] = json.dumps(record, default=str)
+        whole[row_id] = record_json(record)
     return whole
 
 

@@ -24,6 +24,8 @@ from fractions import Fraction
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.io.options import column_list
+from trendagg.io.values import shown
 
 #: Input rows per Arrow batch into the first Python step, batch and stream (Spark's default
 #: of 10,000 costs that step a third more: its work per batch is per group and bucket)
@@ -59,13 +61,12 @@ def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGro
     """A workload (text or parsed) as the canonical text the workers compile again, its
     plans and its query groups; an unknown strategy is refused here, before Spark runs."""
     from trendagg.engine import STRATEGIES
-    from trendagg.language import ast, parse, to_text
+    from trendagg.language import to_text, workload_of
     from trendagg.plan.compile import compile_workload
 
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-    parsed = parse(workload) if isinstance(workload, str) else workload
-    assert isinstance(parsed, ast.Workload)
+    parsed = workload_of(workload, "workload")
     plans = compile_workload(parsed)
     return to_text(parsed), plans, query_groups(plans)
 
@@ -77,7 +78,7 @@ def check_frame_columns(columns: Sequence[str], reading: Any) -> None:
     if missing:
         flag = "--time-col" if missing[0] == reading.time_col else "--type-col (or --event-type)"
         raise InputError(
-            f"column '{missing[0]}' not found; columns are [{', '.join(columns)}]; pass {flag}"
+            f"column '{shown(missing[0])}' not found; columns are {column_list(columns)}; pass {flag}"
         )
 
 

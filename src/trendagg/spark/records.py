@@ -101,7 +101,7 @@ def read_rows(
     from trendagg.io.batch import RejectedRow
     from trendagg.io.jsonl import parse_json_line
     from trendagg.io.options import ReadOptions
-    from trendagg.io.values import parse_cell
+    from trendagg.io.values import parse_cell, shown
 
     rejected: list[RejectedRow] = []
     numbered: list[tuple[int, object]] = []
@@ -145,9 +145,9 @@ def read_rows(
     # an object is rejected for it, as a row lacking it is
     missing = None
     if not reading.event_type and reading.type_col not in names:
-        missing = f"no event type in column '{reading.type_col}'"
+        missing = f"no event type in column '{shown(reading.type_col)}'"
     elif reading.time_col not in names:
-        missing = f"no time in column '{reading.time_col}'"
+        missing = f"no time in column '{shown(reading.time_col)}'"
     if missing is not None:
         rejected += [RejectedRow(source, i, missing, x) for i, x in numbered if isinstance(x, dict)]
         numbered = [(i, x) for i, x in numbered if not isinstance(x, dict)]
@@ -186,9 +186,9 @@ def csv_reader(reader: Any, names: Sequence[str], *, header: bool, multiline: bo
 def long_csv_row(line: str, names: Sequence[str]) -> tuple[str, dict[str, object]] | None:
     """The CSV reader's reason and record for a row with more cells than the header, or
     None (a shorter row is kept: its absent cells are missing)."""
-    import csv
+    from trendagg.io.csv import csv_rows
 
-    cells = next(csv.reader([line]), [])
+    cells = next(csv_rows([line]), [])
     if len(cells) <= len(names):
         return None
     record: dict[str, object] = dict(zip(names, cells, strict=False))
@@ -214,13 +214,27 @@ def json_lines(text: Any, *, keep_blank: bool = False) -> Any:
 BLANK_LINE = "^[ \t\r\n\ufeff]*$"  # what read_rows skips, as a Spark regular expression
 
 
+def rejected_row(source: str, row: int, reason: str, text: str) -> Any:
+    """A row Spark rejected as the local readers give it: its record (:func:`record_of`)
+    and, for a JSON object, its text as written (RejectedRow.text: the rejects file
+    writes it as it is, as the local JSON Lines reader does)."""
+    from trendagg.io.batch import RejectedRow
+    from trendagg.io.jsonl import JSON_BLANKS
+
+    record = record_of(text)
+    if "_text" in record and len(record) == 1 and record["_text"] == text:
+        return RejectedRow(source, row, reason, record)
+    return RejectedRow(source, row, reason, record, text.removeprefix("\ufeff").strip(JSON_BLANKS))
+
+
 def record_of(text: str) -> dict[str, object]:
     """A rejected row's record from its JSON text, as the local readers write it: the
-    object, or ``{"_text": ...}`` for a line that is not a JSON object."""
-    import json
+    object, or ``{"_text": ...}`` for a line that the JSON Lines reader does not take as
+    an object (not JSON, a key named twice, an array...)."""
+    from trendagg.io.jsonl import parse_json_line
 
     try:
-        value = json.loads(text)
+        value = parse_json_line(text)
     except (TypeError, ValueError):
         return {"_text": text}
     return value if isinstance(value, dict) else {"_text": text}

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from trendagg.errors import InputError
+from trendagg.io.values import shown
 from trendagg.limits import TIME_LIMIT, time_out_of_range
 from trendagg.spark.partials import (
     ARROW_ROWS,
@@ -426,7 +427,7 @@ def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
                 times = events.time_values()
                 for i in np.flatnonzero(far).tolist():
                     record = record_text(batch.table, int(events.rows[i]))
-                    rejects.append((time_out_of_range(str(times[i])), record))
+                    rejects.append((time_out_of_range(shown(times[i])), record))
                 events = events.take(np.flatnonzero(~far))
             top = (
                 float_below(events.time_at(int(np.argmax(events.times)))) if len(events) else _FLOOR
