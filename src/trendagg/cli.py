@@ -200,6 +200,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
         events, rejected, names = len(read.events), read.rejected, read.names
+        stats["partitions"] = read.partitions
     else:
         from trendagg.session import run_file
 
@@ -274,7 +275,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     from trendagg.spark.records import record_of
 
     spark = _spark(args)
-    rows, rejected, total, names = collect(
+    rows, rejected, total, names, partitions = collect(
         spark,
         args.events,
         workload,
@@ -289,8 +290,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     rejects = [
         RejectedRow(args.events, row, reason, record_of(record)) for row, reason, record in rejected
     ]
-    # the summary needs the counts: events kept, rows rejected
-    read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)
+    # the summary needs the counts: events kept, rows rejected, partition keys
+    read = SimpleNamespace(
+        events=range(total - len(rejects)), rejected=rejects, names=names, partitions=partitions
+    )
     return read, rows
 
 
