@@ -13,6 +13,11 @@ import io
 import json
 import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +80,43 @@ def _stream_args(queries: Path, source: Path, checkpoint: Path, out: Path) -> li
     ]
 
 
+def test_a_file_cut_short_in_a_stream_source_is_named_and_counted(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Item 2: a JSON Lines file cut mid-line gets a warning naming it as unfinished, on
+    stderr and in the stream's counters; names starting with '.' or '_' are not read."""
+    queries = tmp_path / "q.tq"
+    queries.write_text(_QUERIES)
+    source = tmp_path / "in"
+    source.mkdir()
+    whole, rest = _events(0), _events(100)
+    _jsonl(source / "a.jsonl", whole, 1_700_000_000)
+    text = "".join(json.dumps(e) + "\n" for e in rest)
+    cut = source / "b.jsonl"
+    cut.write_text(text[: len(text) // 2 + 7])  # (mid-line: a writer still at work)
+    os.utime(cut, (1_700_000_001, 1_700_000_001))
+    hidden = [{"type": t, "time": 3.5, "driver": 9} for t in "AB"]  # driver 9: only here
+    _jsonl(source / ".c.jsonl", hidden, 1_700_000_002)
+    _jsonl(source / "_d.jsonl", hidden, 1_700_000_003)
+    _jsonl(source / "e.jsonl", [{"type": "Flush", "time": 10_000}], 1_700_000_004)
+    out = tmp_path / "out"
+    code, _, err = _cli(*_stream_args(queries, source, tmp_path / "ckpt", out))
+    assert code == 0, err
+    (warning,) = [line for line in err.splitlines() if "unfinished" in line and "warning" in line]
+    assert str(cut) in warning and "looked unfinished" in warning
+    assert "no line end" in warning and "move them into the source folder whole" in warning
+    (stopped,) = [line for line in err.splitlines() if "stopped;" in line]
+    assert "1 unfinished files" in stopped and "1 rejected" in stopped
+    rows = _results(out)
+    assert rows and {r["group"]["driver"] for r in rows} <= {0, 1, 2}  # not 9: hidden files
+    # what the stream read equals the local engine over the same lines (the cut one rejected)
+    every = tmp_path / "all.jsonl"
+    every.write_text((source / "a.jsonl").read_text() + cut.read_text() + "\n")
+    code, local, err = _cli("run", str(queries), str(every), "--engine", "local")
+    assert code == 0, err
+    assert _canon(rows) == _canon(_lines(local))
+
+
 def _short_stream(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A checkpoint made by a short real stream (two files), and a third file in the
     source since, so that a resumed stream runs a micro-batch (and reads its state)."""
@@ -109,6 +151,55 @@ def _state_files(checkpoint: Path) -> list[Path]:
     ]
 
 
+def test_damaged_checkpoints_are_refused_with_what_to_do(spark: Any, tmp_path: Path) -> None:
+    """Items 7 and 10: each damage of a checkpoint made by a real stream (its guard file
+    cut or gone, Spark's metadata, a source log, the state store) is refused with exit 2,
+    naming the checkpoint, saying it is damaged and what to do, without Spark's stack;
+    the undamaged checkpoint resumes."""
+    queries, source, checkpoint = _short_stream(tmp_path)
+    other = tmp_path / "other.tq"
+    other.write_text(_QUERIES.replace("10 s", "20 s"))
+
+    def guard_cut(c: Path) -> None:
+        _truncate(c / "trendagg.json")
+
+    def guard_gone(c: Path) -> None:
+        (c / "trendagg.json").unlink()
+
+    def metadata_cut(c: Path) -> None:
+        _truncate(c / "metadata")
+
+    def source_log_cut(c: Path) -> None:
+        _truncate(c / "sources" / "0" / "0")
+
+    def state_cut(c: Path) -> None:
+        found = _state_files(c)
+        assert found, sorted(str(p) for p in (c / "state").rglob("*"))
+        for path in found:
+            _truncate(path)
+
+    damages = {
+        "guard_cut": (guard_cut, queries, "trendagg.json"),
+        "guard_gone": (guard_gone, other, "trendagg.json"),
+        "metadata_cut": (metadata_cut, queries, "metadata"),
+        "source_log_cut": (source_log_cut, queries, "sources"),
+        "state_cut": (state_cut, queries, "state"),
+    }
+    for name, (damage, workload, named) in damages.items():
+        copy = tmp_path / f"ckpt-{name}"
+        shutil.copytree(checkpoint, copy)
+        damage(copy)
+        code, _, err = _cli(*_stream_args(workload, source, copy, tmp_path / f"out-{name}"))
+        assert code == 2, (name, err)
+        assert f"the checkpoint {copy} is damaged" in err and named in err, (name, err)
+        assert "fresh --checkpoint" in err and "another --output" in err, (name, err)
+        assert not [w for w in _WALL if w in err], (name, err)
+    # the undamaged checkpoint goes on: the third file's windows, and the ones it closes
+    code, _, err = _cli(*_stream_args(queries, source, checkpoint, tmp_path / "out"))
+    assert code == 0, err
+    assert {r["window_start"] for r in _results(tmp_path / "out")} >= {0, 10, 20, 30}
+
+
 def _environment() -> dict[str, str]:
     """This process's environment, so that a subprocess imports the same trendagg."""
     import trendagg
@@ -116,6 +207,51 @@ def _environment() -> dict[str, str]:
     src = str(Path(trendagg.__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH", "")
     return dict(os.environ, PYTHONPATH=src + (os.pathsep + path if path else ""))
+
+
+def test_a_second_stream_on_a_checkpoint_in_use_is_refused(spark: Any, tmp_path: Path) -> None:
+    """Item 11: while a stream runs (another process) on a checkpoint, a second one on it
+    is refused (exit 2) naming the folder; once the first is killed, its lock is stale
+    and blocks nothing: a stream on the checkpoint goes on and writes every window."""
+    queries = tmp_path / "q.tq"
+    queries.write_text(_QUERIES)
+    source = tmp_path / "in"
+    source.mkdir()
+    _jsonl(source / "a.jsonl", _events(0), 1_700_000_000)
+    checkpoint = tmp_path / "ckpt"
+    argv = ["stream", str(queries), str(source), "--checkpoint", str(checkpoint)]
+    argv += ["--output", str(tmp_path / "out1"), "--quiet", "--master", "local[1]"]
+    argv += ["--trigger", "1 second", "--timeout", "300"]
+    first = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from trendagg.cli import main; sys.exit(main())"]
+        + argv,
+        env=_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the JVM and workers die with it
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not (checkpoint / "commits" / "0").exists():  # (a micro-batch done: running)
+            assert first.poll() is None, first.stderr.read() if first.stderr else ""
+            assert time.monotonic() < deadline, "the first stream did not start"
+            time.sleep(0.2)
+        started = time.monotonic()
+        code, _, err = _cli(*_stream_args(queries, source, checkpoint, tmp_path / "out2"))
+        assert code == 2, err
+        assert f"the checkpoint {checkpoint} is in use by another stream" in err
+        assert f"process {first.pid}" in err and "another --checkpoint" in err
+        assert time.monotonic() - started < 30  # refused at once, not after idling
+        assert not (tmp_path / "out2").exists()
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(timeout=60)
+    _jsonl(source / "b.jsonl", [{"type": "Flush", "time": 10_000}], 1_700_000_001)
+    code, _, err = _cli(*_stream_args(queries, source, checkpoint, tmp_path / "out1"))
+    assert code == 0, err
+    starts = {r["window_start"] for r in _results(tmp_path / "out1")}
+    assert starts == {0, 10, 20}
 
 
 def _partitions(err: str) -> int | None:
