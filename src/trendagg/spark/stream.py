@@ -74,6 +74,7 @@ from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
     Reading,
+    csv_quoting,
     csv_reader,
     json_lines,
     record_of,
@@ -278,7 +279,7 @@ def read_stream(
     if kind == "csv":
         if given is None:
             try:
-                header = spark.read.option("header", True).csv(str(path)).columns
+                header = csv_quoting(spark.read).option("header", True).csv(str(path)).columns
             except Exception as exc:
                 raise InputError(
                     f"no CSV files in '{path}' to take the columns from: pass --schema "
