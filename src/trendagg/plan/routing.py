@@ -63,8 +63,8 @@ def _codes(col: Any) -> tuple[Any, list[object]]:
 
     if col.kind == "mixed":
         seen: dict[object, int] = {}
-        codes = [seen.setdefault(v, len(seen)) for v in col.values]
-        return np.array(codes, np.int64), list(seen)
+        numbers = [seen.setdefault(v, len(seen)) for v in col.values]
+        return np.array(numbers, np.int64), list(seen)
     distinct, codes = np.unique(col.values, return_inverse=True)
     values = distinct.tolist()
     if col.kind == "text":

@@ -144,9 +144,9 @@ def check_spark_files(checkpoint: str) -> None:
         if not log.is_dir():
             continue
         for path in sorted(p for p in log.iterdir() if _LOG_NAME.fullmatch(p.name)):
-            why = _log_fault(path)
-            if why is not None:
-                raise _damaged(checkpoint, f"Spark's log file {path} {why}", how)
+            fault = _log_fault(path)
+            if fault is not None:
+                raise _damaged(checkpoint, f"Spark's log file {path} {fault}", how)
 
 
 def _log_fault(path: Path) -> str | None:
