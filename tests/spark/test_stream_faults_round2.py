@@ -106,7 +106,7 @@ def test_a_file_cut_short_in_a_stream_source_is_named_and_counted(
     assert str(cut) in warning and "looked unfinished" in warning
     assert "no line end" in warning and "move them into the source folder whole" in warning
     (stopped,) = [line for line in err.splitlines() if "stopped;" in line]
-    assert "1 unfinished files" in stopped and "1 rejected" in stopped
+    assert "1 unfinished file" in stopped and "1 rejected" in stopped
     rows = _results(out)
     assert rows and {r["group"]["driver"] for r in rows} <= {0, 1, 2}  # not 9: hidden files
     # what the stream read equals the local engine over the same lines (the cut one rejected)
@@ -115,6 +115,13 @@ def test_a_file_cut_short_in_a_stream_source_is_named_and_counted(
     code, local, err = _cli("run", str(queries), str(every), "--engine", "local")
     assert code == 0, err
     assert _canon(rows) == _canon(_lines(local))
+    # completed later, the file is not read again: the resumed stream says so
+    cut.write_text(text)
+    _jsonl(source / "f.jsonl", [{"type": "Flush", "time": 20_000}], 1_700_000_005)
+    code, _, err = _cli(*_stream_args(queries, source, tmp_path / "ckpt", out))
+    assert code == 0, err
+    assert f"{cut} looked unfinished" in err and "changed after the stream listed it" in err
+    assert _canon(_results(out)) == _canon(rows)  # (its rest never read)
 
 
 def test_a_csv_header_and_cells_with_doubled_quotes_read_alike_on_every_engine(
@@ -149,7 +156,7 @@ def test_a_csv_header_and_cells_with_doubled_quotes_read_alike_on_every_engine(
     out = tmp_path / "out"
     code, _, err = _cli(*_stream_args(queries, source, tmp_path / "ckpt", out))
     assert code == 0, err
-    assert f"{source / 'b.csv'} looked unfinished" in err and "1 unfinished files" in err
+    assert f"{source / 'b.csv'} looked unfinished" in err and "1 unfinished file" in err
     streamed = _canon([r for r in _results(out) if r["window_start"] < 50])
     assert streamed == outs["local"]
 

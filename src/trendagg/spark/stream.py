@@ -175,7 +175,8 @@ class StreamStats:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def summary(self) -> str:
-        cut = f", {len(self.unfinished)} unfinished files" if self.unfinished else ""
+        n = len(self.unfinished)
+        cut = f", {n} unfinished file{'' if n == 1 else 's'}" if n else ""
         return (
             f"{self.batches} micro-batches, {self.events:,} events, {self.rows:,} rows written, "
             f"{self.late:,} late, {self.rejected:,} rejected{cut}"
