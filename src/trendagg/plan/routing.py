@@ -101,3 +101,6 @@ class KeysSeen:
     @property
     def count(self) -> int:
         return sum(len(seen) for seen in self.keys)
+
+
+__all__ = ["KeysSeen", "QueryGroup", "group_events", "query_groups"]

@@ -331,3 +331,16 @@ def _unfinished(path: Path, listed: int | None) -> str | None:
     if listed is not None and changed > listed:
         return "it changed after the stream listed it"
     return None
+
+
+__all__ = [
+    "GUARD",
+    "LOCK",
+    "FileCheck",
+    "check_checkpoint",
+    "check_spark_files",
+    "checkpoint_failure",
+    "checkpoint_settings",
+    "local_folder",
+    "start_holding",
+]
