@@ -201,6 +201,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.engine == "spark":
         read, rows = _run_spark(args, workload)
         events, rejected, names = len(read.events), read.rejected, read.names
+        stats["partitions"] = read.partitions
     else:
         from trendagg.session import run_file
 
@@ -274,7 +275,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
     from trendagg.spark.records import rejected_row
 
     spark = _spark(args)
-    rows, rejected, total, names = collect(
+    rows, rejected, total, names, partitions = collect(
         spark,
         args.events,
         workload,
@@ -287,8 +288,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         trend_limit=args.trend_limit,
     )
     rejects = [rejected_row(args.events, *entry) for entry in rejected]
-    # the summary needs the counts: events kept, rows rejected
-    read = SimpleNamespace(events=range(total - len(rejects)), rejected=rejects, names=names)
+    # the summary needs the counts: events kept, rows rejected, partition keys
+    read = SimpleNamespace(
+        events=range(total - len(rejects)), rejected=rejects, names=names, partitions=partitions
+    )
     return read, rows
 
 
@@ -337,10 +340,11 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"checkpoint {args.checkpoint}.",
             file=err,
         )
+    from trendagg.spark.checkpoint import checkpoint_failure
     from trendagg.spark.session import is_spark_failure, spark_failure
 
     started = time.monotonic()
-    reported = 0
+    reported = warned = 0
     failure = None
     interrupted = _Interrupt()  # set by Ctrl-C: stop between micro-batch checks, quietly
     try:
@@ -348,6 +352,7 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             query.awaitTermination(1)
             if args.timeout is not None and time.monotonic() - started >= args.timeout:
                 break
+            warned = _stream_warnings(stats, warned, err)
             if not args.quiet and stats.batches != reported:
                 reported = stats.batches
                 print(f"trendagg: {_stream_progress(query, stats)}", file=err)
@@ -360,7 +365,11 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         query.stop()
         interrupted.restore()
+    _stream_warnings(stats, warned, err)
     failure = failure or query.exception()
+    damage = None if failure is None else checkpoint_failure(args.checkpoint, failure)
+    if damage is not None:
+        raise damage
     if failure is not None:
         raise ExecutionError(
             f"the stream failed: {spark_failure(failure)}\n"
@@ -394,6 +403,16 @@ class _Interrupt:
 
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+
+
+def _stream_warnings(stats: Any, said: int, err: TextIO) -> int:
+    """Print the stream's warnings after the first ``said`` (files that looked unfinished
+    when read), quiet or not; how many are said now."""
+    with stats.lock:
+        new = stats.unfinished[said:]
+    for line in new:
+        print(f"trendagg: warning: {line}", file=err)
+    return said + len(new)
 
 
 def _stream_progress(query: Any, stats: Any) -> str:

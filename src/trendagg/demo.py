@@ -271,7 +271,7 @@ def _run(
         spark = spark_session(args.master, [])
         if source is None:  # the generator, written where Spark can read it
             source = _rideshare_file(args.events, args.seed)
-        rows, rejected, total, _ = collect(spark, source, text, strategy=args.strategy)
+        rows, rejected, total, _, _ = collect(spark, source, text, strategy=args.strategy)
         return rows, total, len(rejected)
     if source is None:
         from trendagg.generate import rideshare

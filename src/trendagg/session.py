@@ -27,6 +27,7 @@ from trendagg.io.frames import frame_kind, from_frame
 from trendagg.io.options import ReadOptions
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
+from trendagg.plan.routing import KeysSeen
 
 CHUNK_ROWS = 500_000
 EVENTS_ACCEPTED = (
@@ -166,6 +167,7 @@ def _streamed(
 
     options = reader_options(plans, read)
     runner = Runner(plans, strategy, trend_limit=trend_limit, log=log, compiled=_compiled(engine))
+    keys = KeysSeen(plans)  # (the summary's partitions)
     if chunk_rows is None:
         parts: Iterable[Any] = [read_events(path, **options)]
     else:
@@ -178,6 +180,7 @@ def _streamed(
         for part in parts:
             chunks += 1
             rows += runner.feed(part.events)
+            keys.add(part.events)
             rejected += part.rejected
             names.update(part.events.columns)
             events += len(part.events)
@@ -188,7 +191,7 @@ def _streamed(
         if chunk_rows is None:
             raise
         raise _Reread() from None
-    stats: dict[str, Any] = {}
+    stats: dict[str, Any] = {"partitions": keys.count}
     runner.report(stats)
     order = {p.name: i for i, p in enumerate(plans)}
     rows.sort(key=lambda r: order[r.query])  # stable: windows stay in order within a query

@@ -24,6 +24,7 @@ from trendagg.io.results import ResultRow
 from trendagg.io.values import time_text
 from trendagg.optimizer.plan import SharingPlan, sharing_plan
 from trendagg.plan.compile import QueryPlan, attributes_read
+from trendagg.plan.routing import KeysSeen
 
 DEFAULT_STRATEGY = "hamlet"
 DEFERRED = ("sharon", "gloria")  # strategies whose plan waits for the rates of the first chunk
@@ -212,7 +213,7 @@ class Runner:
         return rows
 
     def report(self, stats: dict[str, Any]) -> None:
-        """Counters of the run so far (partitions; sharing counters for HAMLET)."""
+        """Counters of the run so far (sharing counters: HAMLET's, the kernel's, ...)."""
         if self.compiled is not None:
             self.compiled.report(stats)
         if self.executor is not None:
@@ -263,8 +264,9 @@ def run_events(
     """All rows of a workload over one batch of events, grouped by query in workload order.
 
     ``progress`` is called with the number of events done since its last call;
-    ``stats`` (a dict) receives counters such as ``partitions`` (and ``hamlet`` /
-    ``kernel``, the sharing counters); ``log`` keeps each executor's per-burst
+    ``stats`` (a dict) receives counters: ``partitions``, the distinct partition keys
+    of the events (:class:`~trendagg.plan.routing.KeysSeen`, the same on every engine),
+    and ``hamlet`` / ``kernel``, the sharing counters; ``log`` keeps each executor's per-burst
     decisions in them (``hamlet.decisions``, ``kernel["decisions"]``). ``compiled=False`` runs every query on the Python
     engine; by default the queries the kernel supports run compiled. ``plan``: run this
     sharing plan instead of the one the strategy makes; ``rates``: sharon's (None:
@@ -285,6 +287,9 @@ def run_events(
         progress(len(events))
     if stats is not None:
         runner.report(stats)
+        keys = KeysSeen(plans)
+        keys.add(events)
+        stats["partitions"] = keys.count
     order = {p.name: i for i, p in enumerate(plans)}
     rows.sort(key=lambda r: order[r.query])  # stable: windows stay in order within a query
     return rows

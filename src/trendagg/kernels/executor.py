@@ -828,8 +828,6 @@ class CompiledExecutor:
                 "joined": int(counts[3]),
                 "ring": self._ring,
             }
-        made = sum(1 for _, key in self._inst if WILD not in key)  # not the templates
-        stats["partitions"] = stats.get("partitions", 0) + made
 
     # ------------------------------------------------------------------ running
 

@@ -229,7 +229,6 @@ class GloriaRuntime:
         self.parts: dict[tuple[object, ...], _Part] = {}
         self.closed: dict[str, int] = {}
         self.next_id = 0
-        self.created = 0
 
     # -- evaluating a representation
 
@@ -383,7 +382,6 @@ class GloriaRuntime:
         part = self.parts.get(key)
         if part is None:
             part = self.parts[key] = _Part()
-            self.created += 1
         return part
 
     def advance_to(self, t: Any) -> list[ResultRow]:
@@ -467,10 +465,9 @@ class GloriaExecutor(HamletExecutor):
         self.runtimes = [*self.components, *self.gloria, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
-        """Partitions, HAMLET's counters, and GLORIA's (:class:`GloriaStats`) with the
+        """HAMLET's counters, and GLORIA's (:class:`GloriaStats`) with the
         Q-sets run (shared: with a label)."""
         super().report(stats)
-        stats["partitions"] += sum(rt.created for rt in self.gloria)
         counters = self.gloria_stats.as_dict()
         counters["runtimes"] = len(self.gloria)
         stats["gloria"] = counters

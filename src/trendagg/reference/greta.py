@@ -517,7 +517,6 @@ class QueryRuntime:
         self.pending_windows: dict[int, set[tuple[object, ...]]] = {}
         self.results: dict[int, dict[tuple[object, ...], Vec]] = {}
         self.closed: int | None = None  # windows with id < closed are final
-        self.created = 0
 
     def _keypart(self, var: str, attrs: Mapping[str, object]) -> tuple[object, ...]:
         key: list[object] = [_ANY] * self.width
@@ -577,7 +576,6 @@ class QueryRuntime:
     def _create(self, key: tuple[object, ...]) -> None:
         part = Partition(self, key)
         self.partitions[key] = part
-        self.created += 1
         replay = [(t, var, attrs) for t, var, attrs, kp in self.store if self._agrees(kp, key)]
         for t, group in itertools.groupby(replay, key=lambda e: e[0]):
             part.process(t, [(var, attrs) for _, var, attrs in group])
@@ -712,4 +710,5 @@ class GretaExecutor:
         return rows
 
     def report(self, stats: dict[str, Any]) -> None:
-        stats["partitions"] = stats.get("partitions", 0) + sum(rt.created for rt in self.queries)
+        """No counters of its own (a run's partitions are counted from its events, see
+        :class:`trendagg.plan.routing.KeysSeen`)."""

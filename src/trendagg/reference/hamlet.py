@@ -326,7 +326,6 @@ class _ComponentRuntime:
         part = rt.partitions.get(qkey)
         if part is None:
             part = rt.partitions[qkey] = Partition(rt, qkey)
-            rt.created += 1
         return part
 
     def _plain(
@@ -826,9 +825,4 @@ class HamletExecutor(GretaExecutor):
         self.runtimes = [*self.components, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
-        stats["partitions"] = (
-            stats.get("partitions", 0)
-            + sum(rt.created for c in self.components for rt in c.rts.values())
-            + sum(rt.created for rt in self.singles)
-        )
         stats["hamlet"] = self.stats

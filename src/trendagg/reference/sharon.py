@@ -197,7 +197,6 @@ class SharonRuntime:
         }
         self.parts: dict[tuple[object, ...], dict[int, _Window]] = {}  # key -> window -> state
         self.closed: int | None = None
-        self.created = 0
         self.groups = 0  # START groups opened
         self.starts = 0  # events at a shared sub-sequence's first position, in a group
 
@@ -317,7 +316,6 @@ class SharonRuntime:
         windows = self.parts.get(key)
         if windows is None:
             windows = self.parts[key] = {}
-            self.created += 1
         window = windows.get(k)
         if window is None:
             window = windows[k] = _Window()
@@ -386,11 +384,10 @@ class SharonExecutor(HamletExecutor):
         self.runtimes = [*self.components, *self.sharon, *self.singles]
 
     def report(self, stats: dict[str, Any]) -> None:
-        """Partitions, HAMLET's counters, and SHARON's: the sub-sequences shared, the START
+        """HAMLET's counters, and SHARON's: the sub-sequences shared, the START
         groups opened (a group per window in which a START finds new snapshots) and the
         STARTs (one START event per window it falls in)."""
         super().report(stats)
-        stats["partitions"] += sum(rt.created for rt in self.sharon)
         stats["sharon"] = {
             "sequences": sum(len(rt.sequences) for rt in self.sharon),
             "groups": sum(rt.groups for rt in self.sharon),

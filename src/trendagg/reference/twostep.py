@@ -226,20 +226,17 @@ def run_twostep(
     plans: list[QueryPlan],
     events: EventBatch,
     trend_limit: int = DEFAULT_TREND_LIMIT,
-    stats: dict[str, int] | None = None,
 ) -> list[ResultRow]:
     """Every (query, group, window) row by enumerating trends window by window."""
-    return _twostep_rows(plans, events.records(), trend_limit, stats)
+    return _twostep_rows(plans, events.records(), trend_limit)
 
 
 def _twostep_rows(
     plans: list[QueryPlan],
     events: Sequence[tuple[str, Any, Mapping[str, object]]],
     trend_limit: int,
-    stats: dict[str, int] | None,
 ) -> list[ResultRow]:
     """:func:`run_twostep` of events as (type, time, attributes) tuples, in any order."""
-    partitions: set[tuple[str, tuple[object, ...]]] = set()
     records = sorted(events, key=lambda record: record[1])  # stable: time order
     rows: list[ResultRow] = []
     for plan in plans:
@@ -262,7 +259,6 @@ def _twostep_rows(
             for m in enum.matches(plan.query.pattern):
                 if not enum.valid(m, m.binding):
                     continue
-                partitions.add((plan.name, m.binding))
                 group = tuple(m.binding[p] for p in plan.group_positions)
                 vec = _trend_registers(plan, regs, m.events, enum.types, enum.attrs)
                 if group in groups:
@@ -271,8 +267,6 @@ def _twostep_rows(
                     groups[group] = vec
             for group, vec in sorted(groups.items(), key=lambda kv: repr(kv[0])):
                 rows.append(result_row(plan, k, group, vec))
-    if stats is not None:
-        stats["partitions"] = stats.get("partitions", 0) + len(partitions)
     return rows
 
 
@@ -284,7 +278,6 @@ class TwoStepExecutor:
         self.plans = plans
         self.trend_limit = trend_limit
         self.records: list[tuple[str, Any, Mapping[str, object]]] = []
-        self.partitions = 0
 
     def advance(self, t: Any) -> list[ResultRow]:
         return []
@@ -294,11 +287,9 @@ class TwoStepExecutor:
         return []
 
     def finish(self) -> list[ResultRow]:
-        stats: dict[str, int] = {}
         limit = self.trend_limit or DEFAULT_TREND_LIMIT
-        rows = _twostep_rows(self.plans, self.records, limit, stats)
-        self.partitions = stats.get("partitions", 0)
-        return rows
+        return _twostep_rows(self.plans, self.records, limit)
 
     def report(self, stats: dict[str, Any]) -> None:
-        stats["partitions"] = stats.get("partitions", 0) + self.partitions
+        """No counters of its own (a run's partitions are counted from its events, see
+        :class:`trendagg.plan.routing.KeysSeen`)."""

@@ -50,7 +50,8 @@ from typing import Any
 from trendagg.errors import InputError, wrong_argument
 from trendagg.io.csv import csv_rows
 from trendagg.io.rejects import record_json
-from trendagg.spark.partials import ARROW_ROWS, QueryGroup, check_frame_columns, prepare
+from trendagg.plan.routing import group_events
+from trendagg.spark.partials import ARROW_ROWS, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
@@ -62,8 +63,9 @@ from trendagg.spark.records import (
     read_table,
 )
 
-# What leaves a task: per row its kind and what that kind carries
-EVENTS, RESULTS, REJECT, COUNT = 0, 1, 2, 3
+# What leaves a task: per row its kind and what that kind carries (KEYS: in ``rows``, the
+# distinct partition keys a bucket ran for a query group)
+EVENTS, RESULTS, REJECT, COUNT, KEYS = 0, 1, 2, 3, 4
 _OUT = (
     "kind tinyint, label bigint, seq bigint, blob binary, row_id bigint, reason string, "
     "record string, rows bigint, blank bigint"
@@ -234,20 +236,6 @@ def buckets(events: Any, key: Sequence[str], index: Any, n: int) -> Any:
     return (h % np.uint64(n)).astype(np.int64)
 
 
-def group_events(group: QueryGroup, events: Any) -> Any:
-    """The events a group reads: of its types, every key attribute present."""
-    import numpy as np
-
-    types = set(group.types)
-    mask = np.array([t in types for t in events.type_names] + [False], np.bool_)[events.types]
-    for name in group.key:
-        col = events.columns.get(name)
-        if col is None:
-            return np.zeros(0, np.int64)
-        mask &= col.valid
-    return np.flatnonzero(mask)
-
-
 class TaskReader:
     """The first step's reading in one task (batch and stream alike): the workload
     compiled once; each Arrow batch of the task's input partition read in turn
@@ -351,6 +339,7 @@ def _engines(text: str, strategy: str, trend_limit: int | None) -> Any:
         from trendagg.io.gather import concat
         from trendagg.language import parse
         from trendagg.plan.compile import compile_workload
+        from trendagg.plan.routing import KeysSeen
         from trendagg.spark.partials import query_groups
 
         by_group: dict[int, list[tuple[int, Any]]] = {}
@@ -375,10 +364,12 @@ def _engines(text: str, strategy: str, trend_limit: int | None) -> Any:
             events = concat([e for _, e in parts])
             del parts
             names = set(groups[g].names)
-            runner = Runner(
-                [p for p in plans if p.name in names], strategy, trend_limit=trend_limit
-            )
+            mine = [p for p in plans if p.name in names]
+            runner = Runner(mine, strategy, trend_limit=trend_limit)
             rows = runner.feed(events)
+            keys = KeysSeen(mine)  # (a key is in one bucket: the buckets' counts add up)
+            keys.add(events)
+            yield _out_batch(pa, KEYS, 1, rows=[keys.count])
             del events
             rows += runner.finish()
             index = {p.name: i for i, p in enumerate(plans)}
@@ -453,12 +444,13 @@ def bucket_labels(n: int) -> list[int]:
 class _Outcome:
     """What a run brings to the driver: the result rows (combined, in workload then window
     order), the rejected rows (row id, reason, record as JSON), and per input partition
-    its rows and blank lines."""
+    its rows and blank lines; the distinct partition keys run (the summary's partitions)."""
 
     plans: Sequence[Any]
     rows: list[Any]
     rejected: list[tuple[int, str, str]]
     counts: dict[int, tuple[int, int]]
+    partitions: int = 0
 
     def collect(self) -> tuple[list[Any], list[tuple[int, str, str]]]:
         return self.rows, self.rejected
@@ -575,6 +567,7 @@ def _run(
     rejected: list[tuple[int, str, str]] = []
     partial: list[int] = []
     counts: dict[int, tuple[int, int]] = {}
+    keys = 0
     data = {name: table.column(name) for name in _NAMES}
     for i, kind in enumerate(kinds):
         if kind == RESULTS:
@@ -586,11 +579,13 @@ def _run(
                 partial.append(row_id)
         elif kind == COUNT:
             counts[data["seq"][i].as_py()] = (data["rows"][i].as_py(), data["blank"][i].as_py())
+        elif kind == KEYS:
+            keys += data["rows"][i].as_py()
     if partial:
         whole = _whole_records(df, partial)
         rejected = [(r, why, whole.get(r, record)) for r, why, record in rejected]
     rejected.sort()
-    return _Outcome(plans, _combined(plans, rows), rejected, counts)
+    return _Outcome(plans, _combined(plans, rows), rejected, counts, keys)
 
 
 def _whole_records(df: Any, row_ids: list[int]) -> dict[int, str]:
@@ -900,10 +895,11 @@ def collect(
     workload: Any,
     columns: Sequence[str] | None = None,
     **options: Any,
-) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None]:
+) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None, int]:
     """For the CLI: result rows and rejected rows on the driver (with their row numbers in
-    the input, from 1, as the local readers number them), the rows read, and the input's
-    columns (None for JSON Lines, whose keys only the rows know)."""
+    the input, from 1, as the local readers number them), the rows read, the input's
+    columns (None for JSON Lines, whose keys only the rows know) and the distinct partition
+    keys (:class:`~trendagg.plan.routing.KeysSeen`, as the local engines count them)."""
     from trendagg.io.options import ReadOptions
     from trendagg.plan.compile import attributes_read
 
@@ -932,7 +928,7 @@ def collect(
     rejected = [(row_number(r, offsets), why, record) for r, why, record in outcome.rejected]
     rejected.sort(key=lambda r: r[0])
     names = None if RECORD in df.columns else [c for c in df.columns if c != CSV_RAW]
-    return outcome.rows, rejected, read, names
+    return outcome.rows, rejected, read, names, outcome.partitions
 
 
 def row_number(row_id: int, offsets: dict[int, int]) -> int:

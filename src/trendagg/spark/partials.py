@@ -5,7 +5,7 @@ Queries are grouped by their unqualified partition attributes (those apply to ev
 variable, so every event a group reads has them and Spark can route by them exactly;
 qualified attributes and their wildcard events are resolved by the engine). A group reads
 the events of its types that have every key attribute
-(:func:`trendagg.spark.batch.group_events`, for batch and stream alike).
+(:func:`trendagg.plan.routing.group_events`, for batch and stream alike).
 
 An engine Runner sees only the events of its Spark partition (batch) or state key
 (stream), so a (query, window, group) whose events span several of them comes out as
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -26,35 +25,11 @@ from typing import Any
 from trendagg.errors import InputError
 from trendagg.io.options import column_list
 from trendagg.io.values import shown
+from trendagg.plan.routing import QueryGroup, query_groups
 
 #: Input rows per Arrow batch into the first Python step, batch and stream (Spark's default
 #: of 10,000 costs that step a third more: its work per batch is per group and bucket)
 ARROW_ROWS = 100_000
-
-
-@dataclass(frozen=True)
-class QueryGroup:
-    """Queries evaluated together on one partitioning of the stream."""
-
-    names: tuple[str, ...]
-    key: tuple[str, ...]
-    types: tuple[str, ...]
-
-
-def query_groups(plans: Sequence[Any]) -> list[QueryGroup]:
-    """Group queries by their unqualified partition attributes (HAMLET runs per group)."""
-    groups: dict[tuple[str, ...], list[Any]] = {}
-    for plan in plans:
-        key = tuple(sorted({a.name for a in plan.partition_attrs if a.var is None}))
-        groups.setdefault(key, []).append(plan)
-    return [
-        QueryGroup(
-            tuple(p.name for p in members),
-            key,
-            tuple(sorted({t for p in members for t in p.type_to_var})),
-        )
-        for key, members in groups.items()
-    ]
 
 
 def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGroup]]:

@@ -165,6 +165,14 @@ def column(name: str) -> Any:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+def csv_quoting(reader: Any) -> Any:
+    """A Spark CSV reader that reads quotes as the local reader does: a quote inside a
+    quoted cell is doubled (``"we""ird"`` is ``we"ird``) and a backslash is a character
+    (Spark's default escape is the backslash, which refused such a header and read such
+    cells otherwise)."""
+    return reader.option("quote", '"').option("escape", '"')
+
+
 def csv_reader(reader: Any, names: Sequence[str], *, header: bool, multiline: bool = False) -> Any:
     """A (batch or stream) CSV reader: every cell as text, headers checked against ``names``,
     and the text of a row whose cell count differs kept in ``CSV_RAW`` (without it Spark
@@ -174,7 +182,7 @@ def csv_reader(reader: Any, names: Sequence[str], *, header: bool, multiline: bo
 
     schema = T.StructType([T.StructField(c, T.StringType()) for c in [*names, CSV_RAW]])
     return (
-        reader.schema(schema)
+        csv_quoting(reader.schema(schema))
         .option("header", header)
         .option("enforceSchema", False)  # a file whose header differs fails, never misreads
         .option("mode", "PERMISSIVE")

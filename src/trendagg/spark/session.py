@@ -79,7 +79,8 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     return builder.getOrCreate()
 
 
-def _text_of(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
+    """A failure's whole text (Spark's: the JVM's message and stacks)."""
     return str(getattr(exc, "_desc", None) or getattr(exc, "desc", None) or exc)
 
 
@@ -90,7 +91,7 @@ def worker_error(exc: BaseException) -> Exception | None:
 
     from trendagg import errors
 
-    found = re.findall(r"trendagg\.errors\.(\w+): (.+)", _text_of(exc))
+    found = re.findall(r"trendagg\.errors\.(\w+): (.+)", failure_text(exc))
     if not found:
         return None
     name, message = found[-1]
@@ -110,7 +111,7 @@ def spark_failure(exc: BaseException) -> str:
     """
     import re
 
-    text = _text_of(exc)
+    text = failure_text(exc)
     ours = re.findall(r"trendagg\.errors\.\w+: (.+)", text)
     if ours:
         return ours[-1].strip()

@@ -55,6 +55,14 @@ from typing import Any
 from trendagg.errors import InputError
 from trendagg.io.values import shown
 from trendagg.limits import TIME_LIMIT, time_out_of_range
+from trendagg.spark.checkpoint import (
+    FileCheck,
+    check_checkpoint,
+    check_spark_files,
+    checkpoint_failure,
+    checkpoint_settings,
+    start_holding,
+)
 from trendagg.spark.partials import (
     ARROW_ROWS,
     check_frame_columns,
@@ -67,6 +75,7 @@ from trendagg.spark.records import (
     CSV_RAW,
     RECORD,
     Reading,
+    csv_quoting,
     csv_reader,
     json_lines,
     record_of,
@@ -162,12 +171,16 @@ class StreamStats:
     rejected: int = 0
     # one line per attribute a query reads that no input column holds (said at the start)
     warnings: list[str] = field(default_factory=list)
+    # one line per source file that looked unfinished when read (see checkpoint.FileCheck)
+    unfinished: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def summary(self) -> str:
+        n = len(self.unfinished)
+        cut = f", {n} unfinished file{'' if n == 1 else 's'}" if n else ""
         return (
             f"{self.batches} micro-batches, {self.events:,} events, {self.rows:,} rows written, "
-            f"{self.late:,} late, {self.rejected:,} rejected"
+            f"{self.late:,} late, {self.rejected:,} rejected{cut}"
         )
 
 
@@ -268,7 +281,7 @@ def read_stream(
     if kind == "csv":
         if given is None:
             try:
-                header = spark.read.option("header", True).csv(str(path)).columns
+                header = csv_quoting(spark.read).option("header", True).csv(str(path)).columns
             except Exception as exc:
                 raise InputError(
                     f"no CSV files in '{path}' to take the columns from: pass --schema "
@@ -779,12 +792,20 @@ class _Output:
 class _Sink:
     """foreachBatch: combine the partial rows of each window, write files named by batch id."""
 
-    def __init__(self, plans: Sequence[Any], output: str, fmt: str, stats: StreamStats):
+    def __init__(
+        self,
+        plans: Sequence[Any],
+        output: str,
+        fmt: str,
+        stats: StreamStats,
+        checkpoint: str | None = None,
+    ):
         self.plans = {p.name: p for p in plans}
         self.order = {p.name: i for i, p in enumerate(plans)}
         self.output = Path(output)
         self.fmt = fmt
         self.stats = stats
+        self.files = FileCheck(checkpoint)  # (the source files read, from the checkpoint)
         from trendagg.spark.stream_results import stream_columns
 
         self.columns = stream_columns(plans)
@@ -831,7 +852,9 @@ class _Sink:
             self._atomic(self.output / "late" / f"{tag}.jsonl", lambda p: _jsonl(late, p))
         if rejected:
             self._atomic(self.output / "rejects" / f"{tag}.jsonl", lambda p: _jsonl(rejected, p))
+        unfinished = self.files.warnings()
         with self.stats.lock:
+            self.stats.unfinished += unfinished
             self.stats.batches += 1
             self.stats.events += seen
             self.stats.rows += len(results)
@@ -925,9 +948,9 @@ def start_stream(
     for k, v in stream_conf(spark).items():
         spark.conf.set(k, v)
     stats = stats or StreamStats()
-    writer = partial.writeStream.foreachBatch(_Sink(plans, output, fmt, stats)).option(
-        "checkpointLocation", checkpoint
-    )
+    check_spark_files(checkpoint)
+    sink = _Sink(plans, output, fmt, stats, checkpoint)
+    writer = partial.writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
     if available_now:
         writer = writer.trigger(availableNow=True)
     elif trigger:
@@ -940,7 +963,12 @@ def start_stream(
     before = spark.conf.get(key, None)
     spark.conf.set(key, str(ARROW_ROWS))
     try:
-        query = writer.queryName(f"trendagg-{int(_time.time())}").start()
+        query = start_holding(checkpoint, writer.queryName(f"trendagg-{int(_time.time())}").start)
+    except Exception as exc:
+        damage = checkpoint_failure(checkpoint, exc)
+        if damage is None:
+            raise
+        raise damage from None
     finally:
         spark.conf.unset(key) if before is None else spark.conf.set(key, before)
     return query, stats
@@ -1025,44 +1053,6 @@ def stream_trends(
         available_now=available_now,
         stats=stats,
     )
-
-
-def checkpoint_settings(checkpoint: str) -> dict[str, object]:
-    """The settings a checkpoint was started with (empty when new, or not on this machine)."""
-    if "://" in checkpoint and not checkpoint.startswith("file://"):
-        return {}
-    path = Path(checkpoint.removeprefix("file://")) / "trendagg.json"
-    if not path.is_file():
-        return {}
-    found = json.loads(path.read_text(encoding="utf-8"))
-    return found if isinstance(found, dict) else {}
-
-
-def check_checkpoint(checkpoint: str, settings: dict[str, object]) -> None:
-    """Refuse to resume a checkpoint made with other queries or columns: its engine state
-    would be read against the wrong plans. A new checkpoint records the settings."""
-    if "://" in checkpoint and not checkpoint.startswith("file://"):
-        return  # on a cluster file system: Spark keeps the checkpoint, unchecked here
-    path = Path(checkpoint.removeprefix("file://")) / "trendagg.json"
-    if path.is_file():
-        before = checkpoint_settings(checkpoint)
-        if before.get("routing") != settings.get("routing"):
-            raise InputError(
-                f"the checkpoint {checkpoint} was written by an earlier trendagg, which kept "
-                f"its engine state under other keys: finish that stream with the version "
-                f"that started it, or start a new stream with another --checkpoint (and "
-                f"--output)"
-            )
-        changed = [k for k in settings if before.get(k) != settings[k]]
-        if changed:
-            raise InputError(
-                f"the checkpoint {checkpoint} belongs to a stream with other "
-                f"{', '.join(changed)}: resume it with the same ones, or start a new stream "
-                f"with another --checkpoint (and --output)"
-            )
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
 
 
 def stream_conf(spark: Any) -> dict[str, str]:
