@@ -294,8 +294,8 @@ def times_of(
         return np.fromiter(times, dtype=np.int64, count=n), None, None, 1
     if Fraction in kinds and kinds <= {int, Fraction}:  # timestamps: ticks, else exact_times
         for p in TICKS:
-            scaled = [t * p for t in times]
-            if all(type(x) is int or x.denominator == 1 for x in scaled):
+            scaled = [Fraction(t) * p for t in times]
+            if all(x.denominator == 1 for x in scaled):
                 ticks = [int(x) for x in scaled]
                 if all(abs(x) < _SAFE for x in ticks):
                     return np.array(ticks, dtype=np.int64), None, None, p

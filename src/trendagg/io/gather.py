@@ -76,12 +76,11 @@ class Gather:
         if self.time_ints is None and times.dtype == np.int64 and per_second != self.per_second:
             finer = max(per_second, self.per_second)
             mine = rescaled(self.times[:start], self.per_second, finer)
-            times = rescaled(times, per_second, finer)
-            if mine is not None and times is not None:
-                self.times[:start], self.per_second = mine, finer
+            theirs = rescaled(times, per_second, finer)
+            if mine is not None and theirs is not None:
+                self.times[:start], self.per_second, times = mine, finer, theirs
             else:  # (beyond the finer unit's years: float seconds)
                 self._to_floats(start)
-                times = batch.times
         floats = times.dtype == np.float64
         if floats and self.time_ints is None:  # (untouched capacity stays untouched)
             self._to_floats(start)

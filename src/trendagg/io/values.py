@@ -273,7 +273,7 @@ def cell_text(value: object) -> str:
     if kind is str:
         return value  # type: ignore[return-value]
     if kind is int:
-        return int.__repr__(value) if -_SMALL < value < _SMALL else int_text(value)  # type: ignore[operator]
+        return int.__repr__(value) if -_SMALL < value < _SMALL else int_text(value)  # type: ignore[operator, arg-type]
     if kind is float:
         return float.__repr__(value)  # type: ignore[arg-type]
     if value is None:
