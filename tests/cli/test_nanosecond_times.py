@@ -167,3 +167,20 @@ def test_a_stream_keeps_the_nanoseconds_and_its_watermark_never_passes_them(
     got, stats = run_stream(PAIR, chunks, 0, tmp_path)
     assert [r.values for r in got] == [{"COUNT(*)": 1}]
     assert stats.late == 1
+
+
+def test_chunks_of_floats_and_timestamps_gather_to_the_exact_times() -> None:
+    """A file read in chunks: numbers with fractions in one, timestamps with fractions
+    (ticks) in another; gathered, each time keeps its value (a Fraction stays exact)."""
+    from trendagg.io.gather import concat
+
+    stamp = "2025-12-02T00:00:01.25Z"
+    floats = from_records([{"type": "A", "time": 0.5}, {"type": "A", "time": 1}]).events
+    ticks = from_records([{"type": "B", "time": stamp}]).events
+    exact = [0.5, 1, BASE + Fraction(1, 4)]
+    for parts, expected in (([floats, ticks], exact), ([ticks, floats], exact[2:] + exact[:2])):
+        gathered = concat(parts)
+        assert gathered.time_values() == expected
+        assert [type(t) for t in gathered.time_values()] == [type(t) for t in expected]
+    whole = from_records([{"type": "B", "time": "2025-12-02T00:00:01Z"}]).events
+    assert concat([floats, whole]).exact_times is None  # whole seconds beside floats: a mask

@@ -66,32 +66,35 @@ class Gather:
         self.size = end
 
     def _add_times(self, batch: EventBatch, start: int, end: int) -> None:
-        """Times as they come: int64 while every time is an int count of a unit (the
-        finest of the chunks' units: see :class:`EventBatch`), else float64 with the
-        mask of the ints (every time a reader gives is below 2**43, exact as a float)."""
-        if batch.exact_times is not None or self.exact is not None:
-            self._add_exact(batch, start, end)
-            return
+        """Times as they come (see :class:`EventBatch`): int64 while every time is an int
+        count of a unit (the finest of the chunks' units); float64 with the mask of the
+        ints where numbers with fractions come, if no time has a decimal fraction of a
+        second (every time a reader gives is below 2**43, exact as a float); else the
+        exact times beside the floats."""
         times, per_second = batch.times, batch.per_second
-        if self.time_ints is None and times.dtype == np.int64 and per_second != self.per_second:
-            finer = max(per_second, self.per_second)
-            mine = rescaled(self.times[:start], self.per_second, finer)
-            theirs = rescaled(times, per_second, finer)
-            if mine is not None and theirs is not None:
-                self.times[:start], self.per_second, times = mine, finer, theirs
-            else:  # (beyond the finer unit's years: float seconds)
-                self._to_floats(start)
         floats = times.dtype == np.float64
-        if floats and self.time_ints is None:  # (untouched capacity stays untouched)
-            self._to_floats(start)
-        if self.time_ints is None:
-            self.times[start:end] = times
-            return
-        whole = batch.time_ints if floats else True
-        if not floats and per_second != 1:
-            times, whole = tick_seconds(times, per_second)
-        self.times[start:end] = times
-        self.time_ints[start:end] = False if whole is None else whole
+        if self.exact is None and batch.exact_times is None:
+            if self.time_ints is None and not floats:  # ticks to ticks
+                finer = max(per_second, self.per_second)
+                mine = rescaled(self.times[:start], self.per_second, finer)
+                theirs = rescaled(times, per_second, finer)
+                if mine is not None and theirs is not None:
+                    self.times[:start], self.per_second = mine, finer
+                    self.times[start:end] = theirs
+                    return
+            elif not _fractions(times, per_second) and (
+                self.time_ints is not None or not _fractions(self.times[:start], self.per_second)
+            ):  # float seconds, with the mask of the ints
+                if self.time_ints is None:  # (untouched capacity stays untouched)
+                    self._to_floats(start)
+                assert self.time_ints is not None
+                whole = batch.time_ints if floats else True
+                if not floats and per_second != 1:
+                    times, whole = tick_seconds(times, per_second)
+                self.times[start:end] = times
+                self.time_ints[start:end] = False if whole is None else whole
+                return
+        self._add_exact(batch, start, end)
 
     def _add_exact(self, batch: EventBatch, start: int, end: int) -> None:
         """Times as float64 with the exact times beside them (see EventBatch.exact_times)."""
@@ -198,6 +201,11 @@ class _GatherColumn:
             return Column("text", self.values[:n], self.valid[:n], list(self.words))
         assert self.kind is not None
         return Column(self.kind, self.values[:n], self.valid[:n])
+
+
+def _fractions(ticks: np.ndarray, per_second: int) -> bool:
+    """Whether some of these int64 ticks of ``1/per_second`` s are not whole seconds."""
+    return ticks.dtype == np.int64 and per_second != 1 and bool(np.any(ticks % per_second))
 
 
 def _grown(array: np.ndarray, capacity: int, size: int, dtype: Any = None) -> np.ndarray:
