@@ -100,11 +100,18 @@ def command_section(name: str, parser: argparse.ArgumentParser, summary: str) ->
 
 
 def render() -> str:
+    columns = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # argparse wraps usage to the terminal: one width here
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    summaries = {c.dest: c.help or "" for c in sub._choices_actions}
-    sections = [command_section(n, p, summaries.get(n, "")) for n, p in sub.choices.items()]
+    try:
+        parser = build_parser()
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        summaries = {c.dest: c.help or "" for c in sub._choices_actions}
+        sections = [command_section(n, p, summaries.get(n, "")) for n, p in sub.choices.items()]
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
     return INTRO + "\n" + "\n".join(sections)
 
 
