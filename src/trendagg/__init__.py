@@ -47,7 +47,7 @@ __all__ = [
 
 
 def parse(text: str) -> Workload:
-    """Parse and validate a workload of queries (see SEMANTICS.md for the language)."""
+    """Parse and validate a workload of queries (see docs/language.md for the language)."""
     from trendagg.language import parse as _parse
 
     return _parse(text)

@@ -816,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_options(run: argparse.ArgumentParser) -> None:
-    run.add_argument("queries", help="file of queries (see SEMANTICS.md for the language)")
+    run.add_argument("queries", help="file of queries (see docs/language.md for the language)")
     run.add_argument(
         "events", help="events: .csv, .jsonl/.ndjson/.json (JSON Lines), .parquet, or .gz of those"
     )

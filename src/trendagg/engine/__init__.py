@@ -6,7 +6,7 @@ kernel (:mod:`trendagg.kernels`) or to the Python reference executors
 (:mod:`trendagg.reference`: ``twostep`` enumerates trends, ``greta``
 aggregates them online without building them, ``hamlet`` (the default) shares
 Kleene sub-patterns across queries, ``hamlet-static`` always shares what is
-sharable). Every strategy returns exactly the rows of SEMANTICS.md;
+sharable). Every strategy returns exactly the rows of docs/semantics.md;
 :func:`run_strategy` runs one batch.
 """
 

@@ -2,7 +2,7 @@
 
 Every reader hands its rows here, so that the rules on types, times and numeric
 attributes are written once and hold for CSV, JSON Lines, Parquet and Python
-records alike (SEMANTICS.md, "Events"). A column comes in one of three forms: CSV
+records alike (docs/semantics.md, "Events"). A column comes in one of three forms: CSV
 text (each cell as :func:`~trendagg.io.values.parse_cell` reads it, on its bytes,
 see :mod:`trendagg.io.text`; the event type is the stripped cell), a typed Arrow
 column (Parquet, as :func:`arrow_values` reads it), or values of the value model
@@ -228,7 +228,7 @@ def _check_numeric(
     reasons: dict[int, str],
 ) -> None:
     """Reject rows whose numerically-read attributes hold text. Missing values are fine:
-    the engine does not bind such an event (SEMANTICS.md, "Predicates")."""
+    the engine does not bind such an event (docs/semantics.md, "Predicates")."""
     readers: dict[str, set[str]] = {}
     for event_type, names in (options.numeric or {}).items():
         for name in names:

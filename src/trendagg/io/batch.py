@@ -114,7 +114,7 @@ class EventBatch:
     type_names
         The event type names.
     times
-        Epoch seconds, exactly (SEMANTICS.md, "Events"): int64 counts of
+        Epoch seconds, exactly (docs/semantics.md, "Events"): int64 counts of
         ``1/per_second`` seconds (whole seconds, or ticks of a millisecond,
         microsecond or nanosecond for timestamps with fractions of a second), or
         float64 seconds for numbers with a fraction (each float the binary fraction it

@@ -3,7 +3,7 @@
 Each format streams its chunks (:mod:`~trendagg.io.csv`, :mod:`~trendagg.io.jsonl`,
 :mod:`~trendagg.io.parquet`) and :mod:`~trendagg.io.assemble` applies the rules on
 types, times and numeric attributes to each, so that every format obeys the same
-contract (SEMANTICS.md, "Events"). Nothing is dropped silently: a row that cannot
+contract (docs/semantics.md, "Events"). Nothing is dropped silently: a row that cannot
 be an event comes back with its row number, the reason and the raw record.
 """
 

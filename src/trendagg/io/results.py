@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class ResultRow:
-    """The aggregates of one (query, group, window) (SEMANTICS.md, "Windows").
+    """The aggregates of one (query, group, window) (docs/semantics.md, "Windows").
 
     Attributes
     ----------

@@ -2,7 +2,7 @@
 
 Every format ends up in the same small set of Python values -- ``int`` (exact,
 any size), finite ``float``, ``str`` and ``None`` for missing -- so that the
-engine sees one value model whatever the source (see SEMANTICS.md, "Events").
+engine sees one value model whatever the source (see docs/semantics.md, "Events").
 The writers go the other way and print integers exactly at any size.
 
 CPython refuses ``int <-> str`` conversions of more than 4300 digits by default

@@ -1,6 +1,6 @@
 """Write query results as JSON Lines, CSV, Parquet or a terminal table.
 
-Counts and sums are exact integers of any size (SEMANTICS.md, "Aggregates");
+Counts and sums are exact integers of any size (docs/semantics.md, "Aggregates");
 the writers keep them exact: JSON and CSV print every digit, and Parquet uses
 int64, then decimal128(38, 0), then text, whichever first holds every value
 of a column -- never a wrapped or rounded number.

@@ -1,7 +1,7 @@
 """Edge predicates (NEXT conditions) and guards for the compiled kernel.
 
 A NEXT condition relates the previous event x and the next event y of an
-adjacent pair (SEMANTICS, Predicates). The kernel keeps, per source state
+adjacent pair (docs/semantics.md, Predicates). The kernel keeps, per source state
 class, partition instance and window, a log of the source vertices with their
 registers and the values that the conditions read on x (a queue of
 :mod:`trendagg.kernels._engine` whose entries are single vertices), and tests

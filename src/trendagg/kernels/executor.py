@@ -18,7 +18,7 @@ SUM or AVG reads and an event it binds holds a value that is not a number
 stops the run with the Python engines' error (:func:`trendagg.plan.layout.not_a_number`).
 
 Qualified partition attributes (``GROUP-BY T.district``: the district of the
-travel legs only) make the other events wildcards for them (SEMANTICS,
+travel legs only) make the other events wildcards for them (docs/semantics.md,
 "Partitions and groups"): such an event takes part in every partition that
 agrees with it on the attributes that apply to it, also in partitions made
 after it, as long as its windows are open. The reference engine keeps those

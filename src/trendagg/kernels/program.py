@@ -19,7 +19,7 @@ conditions read) through a stack program (:meth:`_Lowering.edge_logs`,
 :meth:`_Lowering.edge_tables`, :mod:`trendagg.kernels.edges`).
 
 An attribute that holds integers and decimals both (``mixed``) gets hidden
-registers, since an output shows its own kind (SEMANTICS: integer sums are
+registers, since an output shows its own kind (docs/semantics.md: integer sums are
 exact integers): per SUM over it one more additive register, fed by the
 hidden weight column ``a#decimals`` (1 where the value is a decimal, else
 0), which counts the decimal occurrences in a window's trends (more than 0:

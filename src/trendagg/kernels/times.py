@@ -1,6 +1,6 @@
 """Window and pane numbers of event times: exact, and integer arithmetic on arrays.
 
-A time is the number it is (SEMANTICS.md, "Windows"): an int, or a float taken as
+A time is the number it is (docs/semantics.md, "Windows"): an int, or a float taken as
 its exact binary fraction, never rounded to a decimal. Window ``k`` of ``WITHIN w
 SLIDE s`` is ``[k*s, k*s + w)``; the windows that hold ``t`` are those from
 ``floor((t - w) / s) + 1`` to ``floor(t / s)``. With ``p`` a common divisor of ``w``

@@ -97,7 +97,7 @@ def negated_variables(pattern: Pattern) -> set[str]:
     """The variables bound inside a ``NOT``, at any depth.
 
     Negated events are never part of a trend: they only invalidate trends
-    (SEMANTICS.md, "Negation"), so they cannot be aggregated or partitioned on.
+    (docs/semantics.md, "Negation"), so they cannot be aggregated or partitioned on.
     """
     return {var for var, scope in negation_scopes(pattern).items() if scope}
 
@@ -174,7 +174,7 @@ def condition_variables(condition: Condition | Expr) -> tuple[set[str], set[str]
     ``plain`` holds V of every ``V.a`` (and of every qualified attribute of an
     equivalence list), ``next`` holds W of every ``NEXT(W).a``. A condition
     with an empty ``next`` is a local (vertex) predicate when ``plain`` has one
-    variable; otherwise it is an edge predicate (SEMANTICS.md, "Predicates").
+    variable; otherwise it is an edge predicate (docs/semantics.md, "Predicates").
     """
     plain: set[str] = set()
     following: set[str] = set()
@@ -190,6 +190,6 @@ def expr_attrs(expr: Expr | BoolExpr) -> set[tuple[str, str]]:
     """The ``(variable, attribute)`` pairs an expression or condition reads.
 
     ``V.a`` and ``NEXT(V).a`` both give ``(V, a)``: an event bound to V must
-    carry ``a`` for the predicate to be evaluated (SEMANTICS.md, "Predicates").
+    carry ``a`` for the predicate to be evaluated (docs/semantics.md, "Predicates").
     """
     return {(attr.var, attr.name) for attr in attributes(expr)}

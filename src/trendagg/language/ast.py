@@ -152,7 +152,7 @@ class Plus:
 
 @dataclass(frozen=True)
 class Seq:
-    """``SEQ(P1, ..., Pn)``; items may be :class:`Not` under the rules of SEMANTICS.md."""
+    """``SEQ(P1, ..., Pn)``; items may be :class:`Not` under the rules of docs/language.md."""
 
     items: tuple[Pattern, ...]
     span: Span | None = _span()
@@ -231,7 +231,7 @@ class Duration:
 
 @dataclass(frozen=True)
 class Query:
-    """One trend aggregation query (SEMANTICS.md, "Queries")."""
+    """One trend aggregation query (docs/language.md)."""
 
     name: str
     returns: tuple[ReturnItem, ...]

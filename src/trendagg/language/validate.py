@@ -1,6 +1,6 @@
 """Refuse queries that parse but mean nothing valid, pointing at their text.
 
-Every rule here comes from SEMANTICS.md; each error is a
+Every rule here comes from docs/semantics.md and docs/language.md; each error is a
 :class:`~trendagg.errors.QueryError` whose message reads
 ``<what is wrong> in <clause>. Line L, Col C.``, then the source line with the
 culprit underlined, then (where it helps) one line saying how to fix it.
@@ -81,7 +81,7 @@ _UNITS_HELP = (
 
 
 def validate(workload: Workload | Query, source_text: str | None = None) -> None:
-    """Check a parsed workload (or one query) against the rules of SEMANTICS.md.
+    """Check a parsed workload (or one query) against the rules of docs/language.md.
 
     Parameters
     ----------

@@ -5,7 +5,7 @@
 predicates, attributes that must be present, applicable partition
 attributes), edge predicates per transition, partition and group attributes,
 the window and the aggregate registers. Strategies never look at the AST
-again; they share this one reading of SEMANTICS.md.
+again; they share this one reading of docs/semantics.md.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from trendagg.plan.windows import WindowSpec
 
 @dataclass(frozen=True)
 class VarInfo:
-    """How an event gets bound to a variable (SEMANTICS.md, Predicates and Partitions)."""
+    """How an event gets bound to a variable (docs/semantics.md, Predicates and Partitions)."""
 
     var: str
     type: str

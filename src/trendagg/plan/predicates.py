@@ -3,7 +3,7 @@
 A condition is *local* when it names one variable and no NEXT: it filters the
 events bound to that variable. It is an *edge* predicate when it names
 ``NEXT(W)``: it must hold for every adjacent pair (x, y) of a trend with x bound
-to V (the plain variable, if any) and y bound to W (SEMANTICS.md, Predicates).
+to V (the plain variable, if any) and y bound to W (docs/semantics.md, Predicates).
 
 Value semantics, shared by every strategy: numbers compare as numbers (int and
 float mixed exactly), strings compare as strings; a number never equals a

@@ -1,6 +1,6 @@
 """The two-step reference: build every trend, then aggregate (the SASE/MCEP way).
 
-Slow and obvious on purpose. It reads SEMANTICS.md literally and shares no
+Slow and obvious on purpose. It reads docs/semantics.md literally and shares no
 execution code with the online strategies (only the compiled predicates and
 the final rounding), so every other strategy is tested equal to it. Trends are
 built by structural recursion over the pattern, per window, with partition
