@@ -56,20 +56,51 @@ def group_events(group: QueryGroup, events: Any) -> Any:
     return np.flatnonzero(mask)
 
 
-def _codes(col: Any) -> tuple[Any, list[object]]:
+def _codes(col: Any) -> tuple[Any, Sequence[object]]:
     """Per value of a Column (all valid), the number of its distinct value, and the
-    distinct values (equal as the engine compares them: 1 and 1.0 are one value)."""
+    distinct values (equal as the engine compares them: 1 and 1.0 are one value). Text
+    keeps its dictionary's codes and a narrow range of ints its offsets (no sort)."""
     import numpy as np
 
     if col.kind == "mixed":
         seen: dict[object, int] = {}
         numbers = [seen.setdefault(v, len(seen)) for v in col.values]
         return np.array(numbers, np.int64), list(seen)
-    distinct, codes = np.unique(col.values, return_inverse=True)
-    values = distinct.tolist()
     if col.kind == "text":
-        values = [col.dictionary[c] for c in values]
-    return codes.reshape(-1), values
+        return col.values.astype(np.int64), list(col.dictionary)
+    if col.kind == "int" and len(col.values):
+        lo, hi = int(col.values.min()), int(col.values.max())
+        if hi - lo <= 4 * len(col.values):
+            return col.values - lo, range(lo, hi + 1)
+    distinct, codes = np.unique(col.values, return_inverse=True)
+    return codes.reshape(-1), distinct.tolist()
+
+
+def _distinct(codes: Sequence[Any], sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """The distinct rows of the columns of codes (each below its size): as one mixed-radix
+    number per row, counted in a bitmap where the numbers are few (no sort), else sorted."""
+    import numpy as np
+
+    total = 1
+    for size in sizes:
+        total *= max(size, 1)
+    if total >= 2**62:  # (keys of many wide columns: rows sorted as rows)
+        return [tuple(r) for r in np.unique(np.stack(codes, axis=1), axis=0).tolist()]
+    number = np.zeros(len(codes[0]), np.int64)
+    for column, size in zip(codes, sizes, strict=True):
+        number = number * size + column
+    if total <= 4 * len(number) + 1024:
+        found = np.flatnonzero(np.bincount(number, minlength=total))
+    else:
+        found = np.unique(number)
+    rows = []
+    for value in found.tolist():
+        row = []
+        for size in reversed(sizes):
+            value, code = divmod(value, size)
+            row.append(code)
+        rows.append(tuple(reversed(row)))
+    return rows
 
 
 class KeysSeen:
@@ -83,7 +114,6 @@ class KeysSeen:
         self.keys: list[set[tuple[object, ...]]] = [set() for _ in self.groups]
 
     def add(self, events: Any) -> None:
-        import numpy as np
 
         for group, seen in zip(self.groups, self.keys, strict=True):
             index = group_events(group, events)
@@ -95,7 +125,7 @@ class KeysSeen:
             codes, values = zip(
                 *(_codes(events.columns[name].take(index)) for name in group.key), strict=True
             )
-            rows = np.unique(np.stack(codes, axis=1), axis=0).tolist()
+            rows = _distinct(codes, [len(v) for v in values])
             seen.update(tuple(v[c] for v, c in zip(values, row, strict=True)) for row in rows)
 
     @property
