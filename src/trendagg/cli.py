@@ -215,6 +215,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 strategy=args.strategy,
                 trend_limit=args.trend_limit,
                 progress=tick,
+                partitions=not args.quiet,  # (the summary's; --quiet prints none)
             )
         rows, stats, events, rejected = result.rows, result.stats, result.events, result.rejected
         names = result.names
