@@ -12,6 +12,7 @@ a speed threshold per query; a longer window with a finer slide; fewer
 queries; a GROUP BY), so that a speed-up that holds on one shape only shows.
 
     .venv/bin/python benchmarks/before_after.py --base 21bfa9f   # ~10 min here
+    .venv/bin/python benchmarks/before_after.py --base b2cefdd --big 0 --name times_before_after
 
 ``--iso`` runs the same events with ISO-8601 times of a millisecond (``2013-02-08
 09:30:00.123``: each event's second plus its row's place mod 1000 in ms), the times a
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -116,6 +118,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "trendagg-bench")
     ap.add_argument("--iso", action="store_true", help="ISO-8601 times with milliseconds")
+    ap.add_argument(
+        "--name", default="before_after", help="results/NAME.md and .csv (NAME_iso with --iso)"
+    )
     args = ap.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
     trees = {"before": base_tree(args.base), "after": ROOT}
@@ -150,14 +155,14 @@ def main() -> None:
             row[f"{label}_mb"] = max(m for _, m in runs[label])
         row["ratio"] = float(row["before_s"]) / float(row["after_s"])  # type: ignore[arg-type]
         results.append(row)
-        write(results, args.base, time.perf_counter() - began, args.iso)  # measured so far
+        write(results, args.base, time.perf_counter() - began, args)  # measured so far
         print(
             f"  {name}: {n:,} events, before {row['before_s']:.2f} s, after {row['after_s']:.2f} s "
             f"({row['ratio']:.2f}x), peak {row['before_mb']:.0f} / {row['after_mb']:.0f} MB"
             + ("" if same else "; RESULTS DIFFER"),
             flush=True,
         )
-    write(results, args.base, time.perf_counter() - began, args.iso)
+    write(results, args.base, time.perf_counter() - began, args)
 
 
 def iso_copy(path: Path) -> Path:
@@ -179,9 +184,10 @@ def iso_copy(path: Path) -> Path:
     return out
 
 
-def write(results: list[dict[str, object]], base: str, took: float, iso: bool) -> None:
+def write(results: list[dict[str, object]], base: str, took: float, args: Any) -> None:
     RESULTS.mkdir(exist_ok=True)
-    name = "before_after_iso" if iso else "before_after"
+    iso = args.iso
+    name = f"{args.name}_iso" if iso else args.name
     with open(RESULTS / f"{name}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(results[0]))
         w.writeheader()
