@@ -439,7 +439,7 @@ def _router(text: str, reading: Reading, labels: list[list[int]]) -> Any:
                 assert events.rows is not None
                 times = events.time_values()
                 for i in np.flatnonzero(far).tolist():
-                    record = record_text(batch.table, int(events.rows[i]))
+                    record = record_text(batch.table, int(events.rows[i]), reading.csv_cells)
                     rejects.append((time_out_of_range(shown(times[i])), record))
                 events = events.take(np.flatnonzero(~far))
             top = (
