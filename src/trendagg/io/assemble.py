@@ -35,6 +35,7 @@ from trendagg.io.batch import (
     Time,
     column_of,
     rescaled,
+    tick_seconds,
 )
 from trendagg.io.options import ReadOptions
 from trendagg.io.text import EMPTY, FAILED, FLOAT, INT, ODD, TEXT, Cells
@@ -437,10 +438,7 @@ def _seconds(raw: np.ndarray, per_second: int) -> tuple[np.ndarray, np.ndarray, 
     """Counts of 1/``per_second`` s as seconds: the whole ones as ints, the others as
     the float quotient (the correctly rounded one, as Python's int division gives it),
     and which are whole."""
-    whole = raw % per_second == 0
-    floats = raw / per_second  # correctly rounded while |raw| <= 2**53
-    for i in np.flatnonzero(~whole & (np.abs(raw) > _EXACT_FLOAT_INT)).tolist():
-        floats[i] = int(raw[i]) / per_second
+    floats, whole = tick_seconds(raw, per_second)
     return raw // per_second, floats, whole
 
 

@@ -209,8 +209,7 @@ class EventBatch:
             return list(self.exact_times)
         times = self.times.tolist()
         if self.per_second != 1:
-            p = self.per_second
-            return [t // p if t % p == 0 else Fraction(t, p) for t in times]
+            return [tick_time(t, self.per_second) for t in times]
         if self.time_ints is None:
             return times  # type: ignore[no-any-return]
         return [
@@ -222,9 +221,7 @@ class EventBatch:
         if self.exact_times is not None:
             return self.exact_times[i]
         t = self.times[i].item()
-        if self.per_second == 1:
-            return t  # type: ignore[no-any-return]
-        return t // self.per_second if t % self.per_second == 0 else Fraction(t, self.per_second)
+        return t if self.per_second == 1 else tick_time(t, self.per_second)
 
     def ticks_before(self, t: Time) -> np.ndarray:
         """Which events are earlier than ``t`` seconds (exactly, whatever the unit)."""
@@ -309,6 +306,11 @@ def times_of(
     return floats, whole, list(times), 1
 
 
+def tick_time(tick: int, per_second: int) -> int | Fraction:
+    """A tick of ``1/per_second`` s as the value model's time: an int when whole."""
+    return tick // per_second if tick % per_second == 0 else Fraction(tick, per_second)
+
+
 def rescaled(times: np.ndarray, per_second: int, to: int) -> np.ndarray | None:
     """Int64 ticks of ``1/per_second`` s as ticks of ``1/to`` s (``to`` a multiple of
     ``per_second``), or None where a product could pass 2**62."""
@@ -385,5 +387,6 @@ __all__ = [
     "float_below",
     "rescaled",
     "tick_seconds",
+    "tick_time",
     "times_of",
 ]

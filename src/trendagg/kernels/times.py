@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from trendagg.io.batch import tick_time
 from trendagg.plan.windows import WindowSpec
 
 _SAFE = 2**62  # int64 products stay below this (and so never wrap)
@@ -54,7 +55,7 @@ class Ticks:
             return self.exact
         if self.per_second == 1:
             return self.times.tolist()  # type: ignore[no-any-return]
-        return [Fraction(x, self.per_second) for x in self.times.tolist()]
+        return [tick_time(x, self.per_second) for x in self.times.tolist()]
 
 
 def ticks(
