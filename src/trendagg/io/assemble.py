@@ -45,7 +45,6 @@ from trendagg.limits import TIME_LIMIT, time_out_of_range
 if TYPE_CHECKING:
     import pyarrow as pa
 
-_EXACT_FLOAT_INT = 2**53
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # Arrow time units
 _NANOS = 10**9
 # A time cell with a fraction of a second in decimal digits (ISO-8601 text, an Arrow
