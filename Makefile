@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint docs bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria bench-gloria-exec profile check-python clean
+.PHONY: demo test ci check-wheel test-slow lint docs bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria bench-gloria-exec profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -25,6 +25,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q -n 2 --dist loadgroup; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 0; fi; exit $$rc
+
+# what CI runs (.ci/run): the tests, the documentation in strict mode, and the wheel
+# installed into a fresh venv running --version, check and a small query (.ci/check-wheel)
+ci: test docs check-wheel
+
+check-wheel: $(STAMP)
+	.ci/check-wheel
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
@@ -88,7 +95,7 @@ bench-gloria-exec: $(VENV)/.bench
 	$(BIN)/python benchmarks/gloria_execution.py
 
 # the documentation site, offline, into site/; strict: a warning (a broken link, a docstring
-# mkdocstrings cannot read) fails it. Not part of `make test`.
+# mkdocstrings cannot read) fails it. Part of `make ci`, not of `make test`.
 $(VENV)/.docs: pyproject.toml | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[docs]'
