@@ -8,13 +8,15 @@ the package. ``--dataset rideshare`` runs the ride-sharing workload over the
 seeded generator instead; ``--engine local`` runs either without Spark.
 
 For every query the demo prints its groups over the whole stream (counts and
-sums added over windows, minima and maxima kept; averages left out, since
-they do not add up), and it draws the trends per window of every query.
+sums added over windows, minima and maxima kept; averages left out, with a
+line saying why: they do not add up), says once how aggregates count over
+trends, and draws the trends per window of every query (matplotlib).
 """
 
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,6 +213,16 @@ def plot_trends(
     plt.close(fig)
 
 
+COUNTING = (
+    "How aggregates count: over trends, and every combination of matching events is a "
+    "trend (docs/semantics.md). COUNT(*) counts the trends, COUNT(X) counts an X event once "
+    "for every trend that contains it, SUM(X.a) adds its a once for every trend that "
+    "contains it: so counts and sums grow far past the events' own numbers."
+)
+SPAN = "span of its windows"  # the window column of a group over all its windows
+WIDTH = 88  # the demo's sentences, wrapped
+
+
 def run_demo(args: Any, out: TextIO, err: TextIO) -> int:
     """The demo command: run, print the tables and a summary, draw the plot."""
     from trendagg.io import format_table
@@ -242,12 +254,30 @@ def run_demo(args: Any, out: TextIO, err: TextIO) -> int:
     rows, events, rejected = _run(args, dataset, text, plans, source)
     show_time = _date if dataset.dated else None
     seconds = time.perf_counter() - started
+    print(textwrap.fill(COUNTING, WIDTH) + "\n", file=out)
     for plan in plans:
         mine = [r for r in rows if r.query == plan.name]
         summary = group_summary(plan, mine)
-        over = "groups over all windows" if plan.group_names else "windows"
-        print(f"{plan.name}: {len(mine):,} result rows; {over}, most trends first:", file=out)
-        print(format_table(summary, max_rows=args.rows, show_time=show_time), file=out)
+        count = f"{len(mine):,} result row{'' if len(mine) == 1 else 's'}"
+        if plan.group_names:
+            keys = ", ".join(plan.group_names)
+            print(
+                f"{plan.name}: {count}, one per window and {keys}; each {keys} over all "
+                f"its windows, most trends first:",
+                file=out,
+            )
+        else:
+            print(f"{plan.name}: {count}, one per window; most trends first:", file=out)
+        header = SPAN if plan.group_names else "window"
+        table = format_table(summary, args.rows, show_time, window_header=header)
+        print(table, file=out)
+        averages = [o.name for o in plan.outputs if o.aggregate and o.aggregate.func == "AVG"]
+        if plan.group_names and averages:
+            said = (
+                f"({', '.join(averages)} left out: an average over all windows cannot be "
+                f"made from the windows' averages; trendagg run gives it per window)"
+            )
+            print(textwrap.fill(said, WIDTH), file=out)
         print(file=out)
     rate = events / seconds if seconds > 0 else float("inf")
     print(
