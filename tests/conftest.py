@@ -38,9 +38,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One SparkSession for every Spark test: local[2], UI off, 3 shuffle partitions."""
-    pytest.importorskip(
-        "pyspark", reason="PySpark is not installed (pip install 'trendagg[spark]')"
-    )
+    pytest.importorskip("pyspark", reason="PySpark is not installed (pip install '.[spark]')")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("no Java runtime: the Spark engine needs Java 17+")
     from trendagg.spark import spark_session

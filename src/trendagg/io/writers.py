@@ -235,10 +235,12 @@ def format_table(
     rows: Iterable[ResultRow],
     max_rows: int = 50,
     show_time: Callable[[int | float], str] | None = None,
+    window_header: str = "window",
 ) -> str:
     """Results as a plain aligned text table for terminals.
 
-    Columns: query, window ``[start, end)``, the group keys, the value names.
+    Columns: query, window ``[start, end)`` (headed ``window_header``: the demo's rows
+    of a group over all its windows span them), the group keys, the value names.
     Numbers are right-aligned; None shows as ``null``; integers longer than
     the cell width show their first and last digits and their digit count
     (``12676506002...205376 (61 digits)``), never a rounded value. At most
@@ -251,7 +253,7 @@ def format_table(
     shown_rows = rows[: max(0, max_rows)]
     when = show_time or cell_text
     group_keys, value_names, header = result_columns(rows)
-    header = ["query", "window", *header[len(_FIXED) :]]
+    header = ["query", window_header, *header[len(_FIXED) :]]
     body: list[list[str]] = []
     numeric = [False, False] + [True] * (len(header) - 2)
     for row in shown_rows:

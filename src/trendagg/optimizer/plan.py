@@ -330,6 +330,59 @@ def sharing_plan(
     )
 
 
+def unsharable(plans: list[QueryPlan], strategy: str) -> str | None:
+    """Why a sharon or gloria plan of ``plans`` can share nothing whatever the rates (no
+    query of the optimizer's class, or no two that have a sub-sequence or a transition
+    alike), or None: it may share, or the strategy is another."""
+    if strategy == "sharon":
+        from trendagg.optimizer.sharon import sharable_patterns
+
+        queries = [q for q in (seq_query(p) for p in plans) if q is not None]
+        if not queries:
+            return "no query is of SHARON's class (SEQ patterns without Kleene plus, NOT or NEXT)"
+        if not sharable_patterns(queries):
+            return (
+                "no sequence of two or more event types is in two of its queries with the "
+                "same window, partitioning and predicates on those events"
+            )
+    elif strategy == "gloria":
+        from trendagg.optimizer.gloria_template import gloria_query, gloria_template
+
+        eligible = [p for p in plans if gloria_blocker(p) is None]
+        if not eligible:
+            return "no query is of GLORIA's class (SEQ and Kleene patterns)"
+        pools = gloria_template([gloria_query(p) for p in eligible]).pools
+        if all(len(pool.queries) < 2 for pool in pools):
+            return (
+                "no transition between two event types is in two of its queries with the "
+                "same window, partitioning and predicates on those events"
+            )
+    return None
+
+
+def unshared_note(plans: list[QueryPlan], sharing: SharingPlan) -> str | None:
+    """One line for a sharon or gloria plan that shares nothing (``run`` and ``explain``
+    print it): why (:func:`unsharable`, else the rates made sharing not pay) and how its
+    queries run instead; None for a plan that shares, or of another strategy."""
+    strategy = sharing.strategy
+    if strategy == "sharon" and not sharing.sequences:
+        why = unsharable(plans, strategy) or (
+            "none of its candidate sub-sequences saves work at the rates it weighed"
+        )
+    elif strategy == "gloria" and not sharing.qsets:
+        why = unsharable(plans, strategy) or "its plan shares no transition at the rates it weighed"
+    else:
+        return None
+    bursts = len(sharing.bursts)
+    rest = (
+        f"the queries run on the hamlet plan ({bursts} shared Kleene burst"
+        f"{'' if bursts == 1 else 's'})"
+        if bursts
+        else "each query runs on its own"
+    )
+    return f"{strategy} shared nothing: {why}; {rest}"
+
+
 def _given_or_planned(
     owner: str,
     strategy: str,

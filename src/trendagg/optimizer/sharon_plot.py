@@ -38,7 +38,24 @@ def plot_graph(plan: SharonPlan, path: str | Path, *, title: str = "") -> None:
         fontsize=10,
     )
     if n == 0:
-        ax.text(0, 0, "no beneficial candidate: nothing is shared", ha="center", va="center")
+        # (in the axes' own coordinates, centred: the data limits are not set here)
+        weighed = len(plan.non_beneficial)
+        why = (
+            f"{weighed} candidate sub-sequence{'' if weighed == 1 else 's'} weighed, none "
+            "beneficial at these rates"
+            if weighed
+            else "no sub-sequence is in two queries alike"
+        )
+        ax.text(
+            0.5,
+            0.5,
+            f"Nothing is shared:\n{why}",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=12,
+            wrap=True,
+        )
         fig.savefig(path, dpi=120)
         plt.close(fig)
         return
