@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
@@ -640,7 +641,10 @@ def from_mappings(
         if not kinds <= {str, int, float, type(None)} or (
             float in kinds and not all(math.isfinite(v) for v in values if type(v) is float)  # type: ignore[arg-type]
         ):
-            values = [normalize_value(value) for value in values]
+            # a datetime time stays one: time_value keeps its fraction exactly, where an
+            # attribute's value is the nearest float
+            stamp = date if name == options.time_col else ()
+            values = [v if isinstance(v, stamp) else normalize_value(v) for v in values]
         columns[name] = values
     for name in options.needed().intersection(known).difference(names) if rows else ():
         columns[name] = [None] * len(rows)
