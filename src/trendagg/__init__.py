@@ -7,6 +7,8 @@
 ... )
 >>> rows[0].values
 {'COUNT(*)': 3}
+>>> rows.to_arrow().column("COUNT(*)").to_pylist()
+[3]
 
 Importing this package loads nothing heavy: the parser (lark), the IO layer
 (pyarrow) and the engines are imported when first used.
@@ -28,7 +30,8 @@ from trendagg.errors import (
 )
 
 if TYPE_CHECKING:
-    from trendagg.io import EventBatch, ResultRow
+    from trendagg.io import EventBatch
+    from trendagg.io.tables import Results
     from trendagg.language.ast import Workload
 
 __version__ = "0.1.0"
@@ -62,20 +65,28 @@ def run(
     time_col: str = "time",
     event_type: str | None = None,
     columns: list[str] | None = None,
-) -> list[ResultRow]:
+) -> Results:
     """Run a workload over events and return one row per (query, group, window).
 
     ``queries`` is query text or a parsed Workload. ``events`` is a path (CSV,
-    JSON Lines, Parquet), an EventBatch, a pandas DataFrame or a pyarrow Table (its
-    columns are the attributes, read by their types), or an iterable of dicts with a
-    type and a time (``event_type`` gives every row one type when there is no type
-    column; ``columns`` names the columns of a CSV file without a header row). Rows the
-    reader rejects raise InputError here, listing the
-    reasons; the CLI instead reports them and can write them out. Arguments of another
-    kind raise ArgumentError (a TypeError) naming what is accepted.
+    JSON Lines, Parquet), an EventBatch, a pandas DataFrame, a polars DataFrame or
+    LazyFrame, or a pyarrow Table (its columns are the attributes, read by their types as
+    a Parquet file's are; a timestamp time column keeps its exact times, to the
+    nanosecond), or an iterable of dicts with a type and a time (``event_type`` gives
+    every row one type when there is no type column; ``columns`` names the columns of a
+    CSV file without a header row). Rows the reader rejects raise InputError here,
+    listing the reasons; the CLI instead reports them and can write them out. Arguments
+    of another kind raise ArgumentError (a TypeError) naming what is accepted.
+
+    The rows come as :class:`~trendagg.io.tables.Results`, a list of
+    :class:`~trendagg.io.results.ResultRow` with ``to_pandas()`` and ``to_arrow()``: one
+    table in the layout of the CSV and Parquet writers, whose window bounds are
+    timestamps when the events' times were. pandas and polars are imported only when
+    given (or asked for).
     """
     from trendagg.io import summarize_rejects
     from trendagg.io.options import ReadOptions
+    from trendagg.io.tables import Results
     from trendagg.language import workload_of
     from trendagg.plan.compile import compile_workload
     from trendagg.session import run_events, run_file
@@ -89,4 +100,5 @@ def run(
         result = run_events(plans, events, read, strategy=strategy)
     if result.rejected:
         raise InputError(summarize_rejects(result.rejected))
-    return result.rows
+    windows = {plan.name: (plan.window.slide, plan.window.within) for plan in plans}
+    return Results(result.rows, stamps=result.stamps, windows=windows)

@@ -22,8 +22,8 @@ from typing import Any
 
 from trendagg.errors import InputError, wrong_argument
 from trendagg.io.assemble import from_mappings
-from trendagg.io.batch import EventBatch, RejectedRow
-from trendagg.io.frames import frame_kind, from_frame
+from trendagg.io.batch import EventBatch, RejectedRow, Stamps
+from trendagg.io.frames import frame_kind, frame_package, from_frame
 from trendagg.io.options import ReadOptions
 from trendagg.io.results import ResultRow
 from trendagg.plan.compile import QueryPlan, attributes_read, numeric_requirements
@@ -31,8 +31,9 @@ from trendagg.plan.routing import KeysSeen
 
 CHUNK_ROWS = 500_000
 EVENTS_ACCEPTED = (
-    "a path (CSV, JSON Lines, Parquet), an EventBatch, a pandas DataFrame, a pyarrow "
-    "Table, or an iterable of mappings (one per event, with a type and a time)"
+    "a path (CSV, JSON Lines, Parquet), an EventBatch, a pandas DataFrame, a polars "
+    "DataFrame or LazyFrame, a pyarrow Table, or an iterable of mappings (one per event, "
+    "with a type and a time)"
 )
 ENGINES = ("local", "reference", "python")  # python: an alias of reference
 
@@ -48,6 +49,7 @@ class RunResult:
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     chunks: int = 0  # 0: read whole
+    stamps: Stamps | None = None  # what the times were written as (None: no events, a batch)
 
 
 class _Reread(Exception):
@@ -107,14 +109,15 @@ def run_events(
     progress: Callable[[int], None] | None = None,
     log: bool = False,
 ) -> RunResult:
-    """All rows of a workload over events in memory: an EventBatch, a pyarrow Table or a
-    pandas DataFrame (columns are attributes, see :mod:`trendagg.io.frames`), or records
-    (mappings with a type and a time), read with the readers' rules and ``read``'s type
-    and time columns. ArgumentError for anything else."""
+    """All rows of a workload over events in memory: an EventBatch, a pyarrow Table, a
+    pandas or polars DataFrame (columns are attributes, see :mod:`trendagg.io.frames`),
+    or records (mappings with a type and a time), read with the readers' rules and
+    ``read``'s type and time columns. ArgumentError for anything else (a Series too)."""
     from trendagg.engine import run_strategy
 
     started = time.perf_counter()
     rejected: list[RejectedRow] = []
+    stamps = None
     if not isinstance(events, EventBatch):
         read = read or ReadOptions()
         options = ReadOptions(
@@ -125,12 +128,14 @@ def run_events(
         else:
             if events is None or isinstance(events, str | bytes | Mapping):
                 raise wrong_argument("events", events, EVENTS_ACCEPTED)
+            if frame_package(events) is not None:  # a Series, a RecordBatch, an array...
+                raise wrong_argument("events", events, EVENTS_ACCEPTED)
             try:
                 numbered = enumerate(events, start=1)
             except TypeError:
                 raise wrong_argument("events", events, EVENTS_ACCEPTED) from None
             got = from_mappings(numbered, options, source="<records>", what="record")
-        events, rejected = got.events, got.rejected
+        events, rejected, stamps = got.events, got.rejected, got.stamps
     stats: dict[str, Any] = {}
     rows = run_strategy(
         plans,
@@ -144,7 +149,7 @@ def run_events(
     )
     names = set(events.columns)
     seconds = time.perf_counter() - started
-    return RunResult(rows, len(events), rejected, names, stats, seconds)
+    return RunResult(rows, len(events), rejected, names, stats, seconds, stamps=stamps)
 
 
 def _compiled(engine: str) -> bool:
@@ -180,6 +185,7 @@ def _streamed(
     rows: list[ResultRow] = []
     rejected: list[RejectedRow] = []
     names: set[str] = set()
+    stamps: Stamps | None = None
     events = chunks = 0
     try:
         for part in parts:
@@ -188,6 +194,8 @@ def _streamed(
             if keys is not None:
                 keys.add(part.events)
             rejected += part.rejected
+            if part.stamps is not None:
+                stamps = part.stamps.join(stamps)
             names.update(part.events.columns)
             events += len(part.events)
             if progress is not None:
@@ -201,4 +209,5 @@ def _streamed(
     runner.report(stats)
     order = {p.name: i for i, p in enumerate(plans)}
     rows.sort(key=lambda r: order[r.query])  # stable: windows stay in order within a query
-    return RunResult(rows, events, rejected, names, stats, 0.0, chunks if chunk_rows else 0)
+    chunked = chunks if chunk_rows else 0
+    return RunResult(rows, events, rejected, names, stats, 0.0, chunked, stamps)

@@ -3,8 +3,9 @@
 ``read_events`` reads CSV, JSON Lines and Parquet into an :class:`EventBatch` of
 numpy arrays (plus every rejected row), ``iter_events`` in chunks, ``from_records``
 Python mappings; ``write_results`` writes :class:`ResultRow` objects as JSON Lines,
-CSV or Parquet with integers exact at any size. The readers (and pyarrow) are
-imported when first used.
+CSV or Parquet with integers exact at any size, and :class:`Results` (what
+``trendagg.run`` returns) converts them to a pyarrow Table or a pandas DataFrame in the
+same layout. The readers (and pyarrow) are imported when first used.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from trendagg.io.batch import EventBatch, ReadResult, RejectedRow
 from trendagg.io.rejects import summarize_rejects, write_rejects
 from trendagg.io.results import ResultRow
+from trendagg.io.tables import Results
 from trendagg.io.writers import format_table, write_results
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ __all__ = [
     "ReadResult",
     "RejectedRow",
     "ResultRow",
+    "Results",
     "format_table",
     "from_records",
     "iter_events",

@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,6 +33,7 @@ from trendagg.io.batch import (
     EventBatch,
     ReadResult,
     RejectedRow,
+    Stamps,
     Time,
     column_of,
     rescaled,
@@ -149,7 +151,7 @@ def _assemble(
         codes, type_names, has_type = np.zeros(n, np.int32), [options.event_type], np.ones(n, bool)
     bad = ~has_type
     time_form, time_column = columns.get(options.time_col, none)
-    times, time_ints, per_second, exact = _times(
+    times, time_ints, per_second, exact, stamped = _times(
         time_form, time_column, bad, reasons, options.time_col
     )
     kept, needed = options.kept(), options.needed()
@@ -187,7 +189,9 @@ def _assemble(
     batch = EventBatch(
         codes, type_names, times, columns_kept, rows, source, time_ints, exact, per_second
     )
-    return ReadResult(batch, given)
+    dated = stamped if keep is None else stamped[keep]
+    stamps = Stamps(bool(dated.all()), _zone(time_form, time_column)) if len(batch) else None
+    return ReadResult(batch, given, stamps)
 
 
 def _finish(column: Column | list[object], keep: np.ndarray | None) -> Column:
@@ -289,16 +293,18 @@ def _type_codes(form: str, column: Any) -> tuple[np.ndarray, list[str], np.ndarr
 
 def _times(
     form: str, column: Any, bad: np.ndarray, reasons: dict[int, str], time_col: str
-) -> tuple[np.ndarray, np.ndarray | None, int, list[Time] | None]:
+) -> tuple[np.ndarray, np.ndarray | None, int, list[Time] | None, np.ndarray]:
     """Epoch seconds of a time column, exactly, and their unit (``per_second``, see
     :class:`~trendagg.io.batch.EventBatch`): int64 seconds when every kept one is an
     int; int64 ticks of a millisecond, microsecond or nanosecond (the coarsest that
     holds them) when the others have decimal fractions of a second (timestamps); else
     float64 and the mask of those that are ints in the value model (numbers with a
     fraction), and where timestamps with fractions stand beside these, every exact time
-    (``exact_times``). Rows without a time, or whose time is none, are marked in ``bad``
-    with their reason (rows already bad are left alone)."""
-    cells, texts = _time_cells(form, column, bad)
+    (``exact_times``), and which were timestamps (:class:`~trendagg.io.batch.Stamps`).
+    Rows without a time, or whose time is none, are marked in ``bad`` with their reason
+    (rows already bad are left alone)."""
+    cells, texts, stamped = _time_cells(form, column, bad)
+    stamped |= cells.code == TEXT  # (not a number: ISO-8601, or rejected)
     parse = np.flatnonzero((cells.code == TEXT) & ~bad)
     if parse.size:
         _parse_texts(texts.take(parse), parse, cells)
@@ -316,12 +322,12 @@ def _times(
     fine = is_fine & ~bad
     if not np.any(is_float & ~bad):
         if not fine.any():
-            return ints, None, 1, None
+            return ints, None, 1, None, stamped
         ticks = _ticks(ints, floats, is_fine, fine)
         if ticks is not None:
-            return ticks
+            return (*ticks, stamped)
     if not fine.any():
-        return np.where(is_int, ints.astype(np.float64), floats), is_int, 1, None
+        return np.where(is_int, ints.astype(np.float64), floats), is_int, 1, None, stamped
     # beside numbers with fractions (or past 2**62 ticks): the nearest floats, and the
     # exact values beside them (EventBatch.exact_times)
     exact: list[Time] = np.where(is_int, ints.astype(np.float64), floats).tolist()
@@ -329,7 +335,7 @@ def _times(
         exact[i] = int(ints[i])
     for i in np.flatnonzero(is_fine).tolist():
         exact[i] = Fraction(int(ints[i]) * _NANOS + int(floats[i]), _NANOS)
-    return np.array([float(t) for t in exact]), is_int, 1, exact
+    return np.array([float(t) for t in exact]), is_int, 1, exact, stamped
 
 
 def _ticks(
@@ -346,17 +352,21 @@ def _ticks(
     return ticks + nanos // (_NANOS // per_second), None, per_second, None
 
 
-def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
-    """The classified cells of a time column, and its texts (for the TEXT cells)."""
+def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any, np.ndarray]:
+    """The classified cells of a time column, its texts (for the TEXT cells), and which
+    cells are timestamps by their type (``datetime``, Arrow timestamps and dates)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    n = len(column)
     if form == "values":
         cells = text.cells_of(column)
+        stamped = np.zeros(n, np.bool_)
         for i in np.flatnonzero(cells.code == ODD).tolist():
             _decide(cells, i, column[i])
+            stamped[i] = isinstance(column[i], date)  # (a datetime is a date)
         texts = [v if isinstance(v, str) else None for v in column] if TEXT in cells.code else []
-        return cells, pa.array(texts, pa.string())
+        return cells, pa.array(texts, pa.string()), stamped
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
@@ -365,8 +375,8 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
         cells = text.classify(texts)
         for i in np.flatnonzero((cells.code == ODD) & ~bad).tolist():
             _decide(cells, i, texts[i].as_py())  # integers too long for int64, 1e999
-        return cells, text.stripped(texts) if np.any(cells.code == TEXT) else None
-    n = len(column)
+        words = text.stripped(texts) if np.any(cells.code == TEXT) else None
+        return cells, words, np.zeros(n, np.bool_)
     if (scaled := _time_counts(column)) is not None:
         cells = Cells(np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros(n))
         _count_cells(cells, np.arange(n), *scaled)
@@ -380,7 +390,18 @@ def _time_cells(form: str, column: Any, bad: np.ndarray) -> tuple[Cells, Any]:
             return _time_cells("values", typed.python_values(), bad)
     if column.null_count:
         cells.code[~column.is_valid().to_numpy(zero_copy_only=False)] = EMPTY
-    return cells, None
+    dated = pa.types.is_timestamp(kind) or pa.types.is_date(kind)
+    return cells, None, np.full(n, dated, np.bool_)
+
+
+def _zone(form: str, column: Any) -> str | None:
+    """The time zone of a typed timestamp time column (see :class:`Stamps`)."""
+    if form != "typed":
+        return None
+    kind = column.type
+    if hasattr(kind, "value_type"):  # (a dictionary)
+        kind = kind.value_type
+    return getattr(kind, "tz", None) or None
 
 
 def _decide(cells: Cells, i: int, value: object) -> None:
@@ -640,7 +661,10 @@ def from_mappings(
         if not kinds <= {str, int, float, type(None)} or (
             float in kinds and not all(math.isfinite(v) for v in values if type(v) is float)  # type: ignore[arg-type]
         ):
-            values = [normalize_value(value) for value in values]
+            # a datetime time stays one: time_value keeps its fraction exactly (and the
+            # results' window bounds its type), where an attribute's value is a float
+            stamp = date if name == options.time_col else ()
+            values = [v if isinstance(v, stamp) else normalize_value(v) for v in values]
         columns[name] = values
     for name in options.needed().intersection(known).difference(names) if rows else ():
         columns[name] = [None] * len(rows)

@@ -367,12 +367,41 @@ class RejectedRow:
     text: str | None = None
 
 
+@dataclass(frozen=True)
+class Stamps:
+    """What the times of some events were written as, so that results can give their
+    window bounds the same type (:class:`~trendagg.io.results.Results`).
+
+    Attributes
+    ----------
+    dated
+        Every time was a timestamp: ISO-8601 text, a ``datetime`` or ``date``, an Arrow
+        timestamp or date (numbers and durations are not).
+    zone
+        The time zone of an Arrow timestamp time column (a pandas or polars one too);
+        None for naive timestamps and text, which the readers read as UTC.
+    """
+
+    dated: bool
+    zone: str | None = None
+
+    def join(self, other: Stamps | None) -> Stamps:
+        """The stamps of these events and ``other``'s (None: no events): dated when both
+        are, in their zone when they share it, else in UTC."""
+        if other is None:
+            return self
+        zone = self.zone if self.zone == other.zone else "UTC"
+        return Stamps(self.dated and other.dated, zone)
+
+
 @dataclass
 class ReadResult:
-    """What a reader returns: the usable events and every rejected row."""
+    """What a reader returns: the usable events, every rejected row, and what the events'
+    times were written as (None without events, or when not known: see :class:`Stamps`)."""
 
     events: EventBatch
     rejected: list[RejectedRow] = field(default_factory=list)
+    stamps: Stamps | None = None
 
 
 __all__ = [
@@ -382,6 +411,7 @@ __all__ = [
     "ReadResult",
     "Record",
     "RejectedRow",
+    "Stamps",
     "Time",
     "column_of",
     "float_below",

@@ -12,6 +12,7 @@ from trendagg.io.batch import (
     EventBatch,
     ReadResult,
     RejectedRow,
+    Stamps,
     Time,
     column_of,
     rescaled,
@@ -46,10 +47,13 @@ class Gather:
         self.exact: list[Time] | None = None  # the exact times, where the floats are not
         self.columns: dict[str, _GatherColumn] = {}
         self.rejected: list[RejectedRow] = []
+        self.stamps: Stamps | None = None  # (of the chunks with events)
 
     def add(self, chunk: ReadResult) -> None:
         batch = chunk.events
         self.rejected.extend(chunk.rejected)
+        if chunk.stamps is not None:
+            self.stamps = chunk.stamps.join(self.stamps)
         start, end = self.size, self.size + len(batch)
         if end > self.capacity:
             self._grow(end)
@@ -148,7 +152,7 @@ class Gather:
             exact_times=self.exact,
             per_second=self.per_second,
         )
-        return ReadResult(batch, self.rejected)
+        return ReadResult(batch, self.rejected, self.stamps)
 
 
 class _GatherColumn:

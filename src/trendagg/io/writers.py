@@ -76,7 +76,7 @@ def write_results(
     if kind == "csv":
         with open_output(path, stream) as out, making_rows():
             writer = csv.writer(out, lineterminator="\n")
-            header, cells = _table_cells(rows)
+            header, cells = table_cells(rows)
             writer.writerow(header)
             writer.writerows(list(map(cell_text, line)) for line in cells)
         return len(rows)
@@ -118,7 +118,9 @@ def result_columns(rows: Sequence[ResultRow]) -> tuple[list[str], list[str], lis
     return list(group_keys), list(value_names), header
 
 
-def _table_cells(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[object]]]:
+def table_cells(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[object]]]:
+    """The header of :func:`result_columns` and each row's cells under it (None where a
+    row lacks a group key or value)."""
     group_keys, value_names, header = result_columns(rows)
     cells = [
         [row.query, row.window_start, row.window_end]
@@ -133,7 +135,7 @@ def _write_parquet(rows: Sequence[ResultRow], path: str | os.PathLike[str]) -> N
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    header, cells = _table_cells(rows)
+    header, cells = table_cells(rows)
     arrays = [arrow_column([line[j] for line in cells]) for j in range(len(header))]
     table = pa.table(arrays, names=header)
     try:
