@@ -58,6 +58,7 @@ trendagg run queries.tq big.parquet --partitions 16         # Spark: 16 engines,
 trendagg run prices.tq prices.csv --event-type Stock --time-col date   # a file without a type column
 trendagg run trips.tq trips.csv --columns medallion,pickup,total ...   # a CSV file without a header row
 trendagg stream queries.tq incoming/ --checkpoint ckpt/ --output out/ --lateness '30 s'
+trendagg warm                                               # compile the kernels now (minutes, once per install)
 ```
 
 Environment: `TRENDAGG_SPARK_LOG=warn` (or `error`, `info`) brings back Spark's own

@@ -138,8 +138,10 @@ class Runner:
         fast = [plans[q] for q in sharing.on("compiled")]
         if fast:
             from trendagg.kernels.executor import CompiledExecutor
+            from trendagg.kernels.warm import notice_before_compile
 
             self.compiled = CompiledExecutor(fast, sharing, log=LOGGED_DECISIONS if log else 0)
+            notice_before_compile(self.compiled)  # (a line on stderr when they must compile)
         self.executor = _python_executor(plans, sharing, trend_limit, log)
         # the attributes the Python executor's queries read: the only ones it is given
         self._python_reads = attributes_read([plans[q] for q in sharing.on("python")])

@@ -8,8 +8,10 @@ would reach separate machines: the executors need Python and trendagg's dependen
 sources and the cache of its compiled kernels for these sources (a folder named by
 their digest, :mod:`trendagg.jit`), so an executor on the same kind of CPU
 loads the kernels in under a second instead of compiling them for minutes; the driver
-compiles them first when its cache lacks them (:mod:`trendagg.kernels.warm`). The
-archive is made once per content, in the temporary folder.
+compiles them first when its cache lacks them, with a line on stderr that says so
+(:func:`trendagg.kernels.warm.ensure_compiled`, all of them: the archive is made when
+the session starts, before its jobs are known). The archive is made once per content,
+in the temporary folder.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ ALIAS = "trendagg_pkg"  # the folder the executors unpack the archive into
 def package_archive() -> Path:
     """The archive of the installed trendagg package (sources and compiled kernels)."""
     from trendagg.jit import PACKAGE, cache_folder, digest
-    from trendagg.kernels.warm import warm_kernels
+    from trendagg.kernels.warm import ALL, ensure_compiled
 
+    ensure_compiled(ALL)  # (every kernel a job may run: executors would each compile them)
     cache = cache_folder()
-    if cache is None or not any(cache.glob("_engine.run_chunk*.nbi")):
-        warm_kernels(quiet=True)  # (executors would each compile them otherwise)
     # The sources, and the driver's cache where an executor's unpacked copy looks first
     # (beside the sources, by their digest); no other caches.
     kernels = Path("trendagg") / "kernels" / "__pycache__" / f"numba-{digest()[:16]}"

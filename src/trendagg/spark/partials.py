@@ -34,8 +34,13 @@ ARROW_ROWS = 100_000
 
 def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGroup]]:
     """A workload (text or parsed) as the canonical text the workers compile again, its
-    plans and its query groups; an unknown strategy is refused here, before Spark runs."""
+    plans and its query groups; an unknown strategy is refused here, before Spark runs.
+
+    The job's compiled kernels are compiled here, on the driver, when they are not
+    cached (:func:`trendagg.kernels.warm.ensure_compiled`, with a line on stderr): the
+    workers then load them, where each would compile the same kernel side by side."""
     from trendagg.engine import STRATEGIES
+    from trendagg.kernels.warm import ALL, ensure_compiled, jit_disabled, kernels_for, missing
     from trendagg.language import to_text, workload_of
     from trendagg.plan.compile import compile_workload
 
@@ -43,6 +48,8 @@ def prepare(workload: Any, strategy: str) -> tuple[str, list[Any], list[QueryGro
         raise InputError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
     parsed = workload_of(workload, "workload")
     plans = compile_workload(parsed)
+    if not jit_disabled() and missing(ALL):  # (all cached: no need to tell which)
+        ensure_compiled(kernels_for(plans, strategy))
     return to_text(parsed), plans, query_groups(plans)
 
 
