@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from trendagg.kernels.program import lower
+from trendagg.kernels.lower.program import lower
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
