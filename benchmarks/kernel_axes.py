@@ -6,7 +6,7 @@ configuration from the base (one window spec of 2 windows per event, 1,000 drive
 no predicate, no GROUP-BY, whole-second times):
 
 * windows per event: ``WITHIN 10 min SLIDE`` 10 min, 5 min, 2 min, 1 min, 30 s, 10 s
-  (1 to 60 windows per event; from ``program.LAZY_MIN_WINDOWS`` the kernel keeps
+  (1 to 60 windows per event; from ``lower.lazy.LAZY_MIN_WINDOWS`` the kernel keeps
   lazy windows, see benchmarks/kernel_windows.py);
 * partitions: 50, 1,000 and 20,000 drivers;
 * GROUP-BY: none, ``district`` (unqualified: every event's district) and

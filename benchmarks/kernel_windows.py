@@ -5,7 +5,7 @@ One query, ``RETURN COUNT(*), SUM(T.duration) PATTERN SEQ(Request R, Travel T+,
 Dropoff D) WHERE [driver] WITHIN 1 day SLIDE ...``, over the generated rideshare
 stream of kernel_rideshare.py (1,000 drivers, 10,000 events per minute, trips of up
 to 16 legs, seed 11). With SLIDE 1 s every event falls into 86,400 windows. From
-``program.LAZY_MIN_WINDOWS`` windows per event the kernel keeps the registers by the
+``lower.lazy.LAZY_MIN_WINDOWS`` windows per event the kernel keeps the registers by the
 start of the trends (lazy windows: an event costs the same for any number of
 windows); below, one set of registers per window (window slots). ``--slots`` runs
 the window-slot layout too where it fits in memory (a day of 1-hour slides), for the
@@ -57,14 +57,14 @@ def child(config: dict[str, object]) -> dict[str, object]:
 
     from trendagg.engine import Runner
     from trendagg.io.readers import iter_events
-    from trendagg.kernels import program
+    from trendagg.kernels.lower import lazy
     from trendagg.language import parse
     from trendagg.plan.compile import attributes_read, compile_workload
 
     if config["layout"] == "slots":  # (else "lazy": lazy windows at any count; "auto")
-        program.LAZY_MIN_WINDOWS = 2**62
+        lazy.LAZY_MIN_WINDOWS = 2**62
     elif config["layout"] == "lazy":
-        program.LAZY_MIN_WINDOWS = 1
+        lazy.LAZY_MIN_WINDOWS = 1
     plans = compile_workload(parse(QUERY.format(slide=config["slide"])))
     runner = Runner(plans, "hamlet")
     rows = []

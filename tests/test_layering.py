@@ -135,7 +135,94 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert found == []
 
 
+# The compiled kernel's sublayers (issue #40): the lowering (plans and the sharing plan to
+# tables, pure Python), the loop (numba) and the runtime (the executor), which imports the
+# lowering. The lowering may import, of kernels/, only itself, the package (its options),
+# the NEXT conditions' compiler (edges.py, which the runtime reads too) and the modules of
+# the tables' named tuple types (kept where numba's cache finds them, see program.py).
+LOWERING = "trendagg.kernels.lower"
+LOOP = (
+    "trendagg.jit",
+    "trendagg.kernels._engine",
+    "trendagg.kernels._gloria",
+    "trendagg.kernels._rns",
+    "trendagg.kernels._borrow",
+)
+LOWERING_MAY_IMPORT = (
+    "trendagg.kernels",
+    "trendagg.kernels.edges",
+    "trendagg.kernels.program",
+    "trendagg.kernels.gloria_program",
+)
+
+
+def _external(path: Path) -> set[str]:
+    """The top-level names of the packages outside trendagg a source file imports
+    (lazy imports included, ``if TYPE_CHECKING:`` blocks left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+    return found - {"trendagg"}
+
+
+def _lowering() -> list[str]:
+    return sorted(m for m in MODULES if m == LOWERING or m.startswith(LOWERING + "."))
+
+
+def _reached(starts: list[str]) -> set[str]:
+    """The modules that importing ``starts`` imports, transitively (``starts`` included)."""
+    seen: set[str] = set()
+    todo = list(starts)
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(GRAPH[m])
+    return seen
+
+
+def test_the_lowering_is_pure_python() -> None:
+    """kernels/lower/ reaches, through any chain of imports, neither numba nor a module
+    of the loop."""
+    reached = _reached(_lowering())
+    loop = sorted(m for m in reached if m in LOOP)
+    numba = sorted(m for m in reached if "numba" in _external(MODULES[m]))
+    assert (loop, numba) == ([], [])
+
+
+def test_the_runtime_imports_the_lowering_not_the_other_way_round() -> None:
+    outside = [
+        f"{m} imports {t}"
+        for m in _lowering()
+        for t in sorted(GRAPH[m])
+        if t.startswith("trendagg.kernels")
+        and not t.startswith(LOWERING)
+        and t not in LOWERING_MAY_IMPORT
+    ]
+    assert outside == []
+    assert any(t.startswith(LOWERING + ".") for t in GRAPH["trendagg.kernels.executor"])
+
+
 def test_the_checks_see_the_package() -> None:
     """A guard against a vacuous pass: the graph holds the modules and edges it should."""
     assert "trendagg.kernels.executor" in MODULES
-    assert "trendagg.optimizer.plan" in GRAPH["trendagg.kernels.program"]
+    assert "trendagg.optimizer.plan" in GRAPH["trendagg.kernels.lower.program"]
+    # the lowering's modules, each reached from its entry, and the loop's, that import numba
+    assert len(_lowering()) >= 10
+    assert _reached(["trendagg.kernels.lower.program"]) >= set(_lowering()) - {LOWERING}
+    assert all(
+        "numba" in _external(MODULES[m]) for m in ("trendagg.jit", "trendagg.kernels._borrow")
+    )
+    assert {"trendagg.jit", "trendagg.kernels._rns"} <= _reached(["trendagg.kernels._engine"])

@@ -510,13 +510,10 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"trendagg: {unshared}", file=err)
     fast = plan.on("compiled")
     if fast:
-        from trendagg.kernels.program import (
-            LAZY_MIN_WINDOWS,
-            lazy_window_specs,
-            lower,
-            shared_classes,
-            template_read_classes,
-        )
+        from trendagg.kernels.lower.core import shared_classes
+        from trendagg.kernels.lower.lazy import LAZY_MIN_WINDOWS, lazy_window_specs
+        from trendagg.kernels.lower.program import lower
+        from trendagg.kernels.lower.templates import template_read_classes
 
         low = lower([plans[q] for q in fast], plan)
         classes = shared_classes(low)

@@ -24,7 +24,7 @@ from helpers import canon
 from trendagg.engine import Runner, run_strategy
 from trendagg.io import from_records
 from trendagg.kernels import executor as kexec
-from trendagg.kernels.program import lower
+from trendagg.kernels.lower.program import lower
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload

@@ -1,4 +1,4 @@
-"""Lazy windows (``program._Lowering.lazy_windows``): a window spec with many windows per
+"""Lazy windows (:mod:`trendagg.kernels.lower.lazy`): a window spec with many windows per
 event keeps its registers by the start of the trends (X = G Y per partition), so that an
 event costs the same for any number of windows. Every case here runs with every allowed
 spec lazy (``LAZY_MIN_WINDOWS`` 1) against twostep, the Python engine, or the window
@@ -17,25 +17,26 @@ from helpers import canon
 from trendagg.engine import Runner
 from trendagg.generate import rideshare
 from trendagg.kernels import executor as kexec
-from trendagg.kernels import program as kprog
-from trendagg.kernels.program import lazy_window_specs, lower
+from trendagg.kernels.lower import lazy as klazy
+from trendagg.kernels.lower.lazy import lazy_window_specs
+from trendagg.kernels.lower.program import lower
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
 
 
-def _lazy_flags(text: str, least: int = kprog.LAZY_MIN_WINDOWS) -> list[int]:
+def _lazy_flags(text: str, least: int = klazy.LAZY_MIN_WINDOWS) -> list[int]:
     plans = compile_workload(parse(text))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(kprog, "LAZY_MIN_WINDOWS", least)
+        m.setattr(klazy, "LAZY_MIN_WINDOWS", least)
         low = lower(plans, sharing_plan(plans, "hamlet"))
     return low.program.q_lazy[: len(plans)].tolist()  # type: ignore[no-any-return]
 
 
 def test_a_spec_is_lazy_when_every_query_of_it_allows_it() -> None:
-    many = f"WITHIN {kprog.LAZY_MIN_WINDOWS} s SLIDE 1 s"
+    many = f"WITHIN {klazy.LAZY_MIN_WINDOWS} s SLIDE 1 s"
     assert _lazy_flags(f"q1: RETURN COUNT(*) PATTERN SEQ(A, B+) {many};") == [1]
-    fewer = f"WITHIN {kprog.LAZY_MIN_WINDOWS - 1} s SLIDE 1 s"
+    fewer = f"WITHIN {klazy.LAZY_MIN_WINDOWS - 1} s SLIDE 1 s"
     assert _lazy_flags(f"q1: RETURN COUNT(*) PATTERN SEQ(A, B+) {fewer};") == [0]
     assert _lazy_flags("q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s SLIDE 5 s;", 1) == [1]
     for text in (
@@ -67,7 +68,7 @@ def test_explain_names_the_lazy_specs() -> None:
 def _lazy_equal_twostep(text: str, records: list[dict[str, object]]) -> None:
     expected = canon(_run(text, records, "twostep"))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(kprog, "LAZY_MIN_WINDOWS", 1)
+        m.setattr(klazy, "LAZY_MIN_WINDOWS", 1)
         for strategy in STRATEGIES:
             assert canon(_run(text, records, strategy)) == expected, strategy
         m.setattr(kexec, "CHUNK", 3)  # the state carried across kernel calls
@@ -98,7 +99,7 @@ def test_lazy_windows_fed_in_cuts_equal_one_batch(data: st.DataObject, cuts: lis
     plans = compile_workload(parse(text))
     expected = canon(_run(text, records, "twostep"))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(kprog, "LAZY_MIN_WINDOWS", 1)
+        m.setattr(klazy, "LAZY_MIN_WINDOWS", 1)
         assert canon(fed_in_cuts(Runner(plans, "hamlet"), records, cuts)) == expected
 
 
@@ -118,7 +119,7 @@ def test_a_day_sliding_by_the_minute_equals_window_slots() -> None:
     assert _lazy_flags(text) == [1, 1, 1]
     lazy = canon(_run(text, records, "hamlet"))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(kprog, "LAZY_MIN_WINDOWS", 10**9)
+        m.setattr(klazy, "LAZY_MIN_WINDOWS", 10**9)
         assert _lazy_flags(text, 10**9) == [0, 0, 0]
         assert canon(_run(text, records, "hamlet")) == lazy
     assert len(lazy) > 1440  # (rows of every window of the day the rides fall into)
@@ -156,7 +157,7 @@ def test_instances_whose_entries_expired_are_freed_and_reused() -> None:
         ]
     plans = compile_workload(parse(text))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(kprog, "LAZY_MIN_WINDOWS", 10)
+        m.setattr(klazy, "LAZY_MIN_WINDOWS", 10)
         runner = Runner(plans, "hamlet")
         assert runner.compiled.prog.q_lazy.tolist() == [1]
         rows = fed_in_cuts(runner, records, [3, 6, 9, 12, 15])

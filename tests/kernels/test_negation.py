@@ -4,7 +4,7 @@ A negative sub-pattern runs as a query of its own (its matches' latest start
 per window) that signals its parent: leading NOTs block trend starts, trailing
 NOTs drop results of their window, NOTs between two items prune the source
 vertices of the negated transition through a queue (see
-:mod:`trendagg.kernels.program`). The generated workloads mix the three cases,
+:mod:`trendagg.kernels.lower.negation`). The generated workloads mix the three cases,
 nested NOTs, negative sub-patterns with their own sequences, Kleene plus and
 predicates, with queries without NOT that share bursts with them; every
 strategy on the kernel equals twostep, in one chunk, in chunks of three
@@ -25,7 +25,7 @@ from helpers import canon
 from trendagg.engine import Runner
 from trendagg.io import from_records
 from trendagg.kernels import executor as kexec
-from trendagg.kernels.program import lower
+from trendagg.kernels.lower.program import lower
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload

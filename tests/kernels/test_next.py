@@ -28,7 +28,7 @@ from trendagg.errors import InputError
 from trendagg.io import from_records
 from trendagg.io.batch import Column
 from trendagg.kernels import executor as kexec
-from trendagg.kernels.program import lower
+from trendagg.kernels.lower.program import lower
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload

@@ -19,7 +19,8 @@ from hypothesis import given
 from trendagg.cli import main
 from trendagg.engine import Runner
 from trendagg.io import from_records
-from trendagg.kernels.program import lower, shared_classes
+from trendagg.kernels.lower.core import shared_classes
+from trendagg.kernels.lower.program import lower
 from trendagg.language import ast, parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_query, compile_workload

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trendagg.io.batch import EventBatch
-from trendagg.kernels.program import Filter
+from trendagg.kernels.lower.builder import Filter
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
 from trendagg.plan.masks import filter_mask

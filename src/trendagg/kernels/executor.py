@@ -11,7 +11,7 @@ attribute turns out to hold integers and decimals both (in one chunk, or one
 kind and then the other), it rebuilds the state from them (nothing closed is
 recomputed): with more primes, a finer scale, a pool four times as large, or
 laid out again with hidden registers that
-tell each output's kind (see :mod:`trendagg.kernels.program`). A MIN or MAX
+tell each output's kind (see :mod:`trendagg.kernels.lower.core`). A MIN or MAX
 whose values are words or integers beyond 2**53 switches its attribute to
 ranks (:mod:`trendagg.kernels.ranks`) the same way, once. An attribute that a
 SUM or AVG reads and an event it binds holds a value that is not a number
@@ -50,8 +50,10 @@ from trendagg.io.values import shown, time_text
 from trendagg.kernels import _engine, _gloria
 from trendagg.kernels._rns import Moduli, capacity, lanes_for, mulmod_arrays, residues_of
 from trendagg.kernels.edges import value_columns
-from trendagg.kernels.gloria_program import scaled_gloria
-from trendagg.kernels.program import TIME_GROUP, Lowered, burst_width, lower, scaled, source
+from trendagg.kernels.lower.bursts import burst_width
+from trendagg.kernels.lower.core import TIME_GROUP, source
+from trendagg.kernels.lower.program import Lowered, lower, scaled
+from trendagg.kernels.lower.snapshots import scaled_gloria
 from trendagg.kernels.ranks import Ranks, Slots, extreme_slots, open_ranks, renumber
 from trendagg.kernels.times import pane_ids, ticks, window_ids
 from trendagg.limits import WINDOW_NUMBER_LIMIT, gigabytes, memory_limit
@@ -671,7 +673,7 @@ class CompiledExecutor:
 
     def _link_templates(self, g: int, keys: list[tuple[object, ...]], ids: list[int]) -> None:
         """``st.itmpl`` of new instances: where each reads the classes that only wildcard
-        events reach (``c_tmpl``, see :meth:`~trendagg.kernels.program._Lowering.template_classes`):
+        events reach (``c_tmpl``, see :func:`~trendagg.kernels.lower.templates.template_classes`):
         the template of its key (itself for a template or an unqualified partitioning;
         -1 while its key has none: then no such event is in its open windows). A new
         template is linked to the instances of its key that exist already."""
@@ -926,7 +928,7 @@ class CompiledExecutor:
 
     def _relower(self, attr: str) -> None:
         """Lay the program out again with hidden registers for ``attr`` (see
-        :mod:`trendagg.kernels.program`); the state of each weight and extreme column
+        :mod:`trendagg.kernels.lower.core`); the state of each weight and extreme column
         (scale, bits, kinds seen) follows it by name to its new index."""
         old = self.low
         state = zip(self._wscale, self._wbits, self._wfloat, strict=True)
@@ -1432,7 +1434,7 @@ class CompiledExecutor:
         copies: list[tuple[int, int, int, int]],
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Instances of a partitioning with qualified attributes (see
-        :class:`~trendagg.kernels.program.Partitioning`): per event its own level's
+        :class:`~trendagg.kernels.lower.builder.Partitioning`): per event its own level's
         instance (-1: none), and the agreeing instances of higher levels as counts per
         event and their ids, one list after the other. An instance made for this chunk
         is born at the time group of its first event: only events from then on go to

@@ -1,7 +1,7 @@
 """Order-preserving codes for MIN/MAX over values a float64 cannot order: words, and
 integers beyond 2**53.
 
-The kernel's extreme registers are float64 (see :mod:`trendagg.kernels.program`).
+The kernel's extreme registers are float64 (see :mod:`trendagg.kernels.lower.core`).
 For such an attribute the executor keeps a :class:`Ranks`, the sorted distinct
 values of its open windows and of the chunk at hand, and the kernel works on a
 value's position there (its rank), which orders as the value does. A chunk that
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trendagg.kernels.program import Lowered, source
+from trendagg.kernels.lower.core import source
+from trendagg.kernels.lower.program import Lowered
 from trendagg.plan.layout import order_key  # numbers (exactly), then words
 
 SENT = -(2**62)  # an empty window slot (the kernel's)

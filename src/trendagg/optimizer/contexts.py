@@ -18,7 +18,7 @@ representation joins the total of (E, S) when a transition leaves E in S.
 
 Both executors of such plans read these contexts: the readable one
 (:mod:`trendagg.reference.gloria`) and the compiled kernel's lowering
-(:mod:`trendagg.kernels.program`).
+(:mod:`trendagg.kernels.lower.snapshots`).
 """
 
 from __future__ import annotations

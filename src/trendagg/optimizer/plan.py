@@ -22,7 +22,7 @@ their predicates on E (HAMLET Def. 3.1/3.2):
   whether to share; a state that NEXT conditions constrain or read
   (:func:`edged_variables`) is never in its bursts, since coefficients treat a
   run of events alike. It stores registers once per class of states equal by
-  construction (``merge_states``; :func:`trendagg.kernels.program._state_classes`).
+  construction (``merge_states``; ``trendagg.kernels.lower.core._state_classes``).
 
 The ``sharon`` policy adds shared sub-sequences (:class:`SharedSequence`, SHARON's
 optimizer: :mod:`trendagg.optimizer.sharon`): each is computed once for its queries
@@ -609,7 +609,7 @@ def sequence_qsets(
 
 def snapshot_qsets(plans: list[QueryPlan], sharing: SharingPlan) -> tuple[GloriaQSet, ...]:
     """The Q-sets that the compiled kernel runs with snapshots and coefficients (see
-    :mod:`trendagg.kernels.gloria_program`): a gloria plan's, or a sharon plan's shared
+    :mod:`trendagg.kernels.lower.snapshots`): a gloria plan's, or a sharon plan's shared
     sub-sequences as Q-sets (:func:`sequence_qsets`), of the queries among ``plans``
     (the kernel's) that the plan routes to it; none for another strategy."""
     names = {p.name for p in plans}
