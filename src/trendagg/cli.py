@@ -4,7 +4,9 @@ Errors a user can fix (a bad query, a missing column, an unknown option value,
 an output path that would overwrite an input) print one clear message and exit
 with status 2; a failure while running (a limit reached, a full disk, Spark
 failed) prints one and exits with status 1; a reader that closes our output
-early (``| head``) ends the run quietly with status 0. Nothing prints a
+early (``| head``) ends the run quietly with status 0; Ctrl-C prints
+``trendagg: interrupted`` and exits with status 130 (a Spark job that PySpark
+cancelled for it too; a stream stops cleanly first). Nothing prints a
 traceback unless ``TRENDAGG_DEBUG=1``.
 """
 
@@ -24,6 +26,7 @@ from trendagg.errors import ExecutionError, InputError, TrendAggError
 from trendagg.io.values import shown
 
 FORMATS = ("jsonl", "csv", "parquet")
+INTERRUPTED = 130  # the exit status of Ctrl-C (128 + SIGINT), as shells report it
 PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
 # the cost models of SHARON's and GLORIA's optimizers (trendagg.optimizer.sharon.
 # CONVENTIONS, trendagg.optimizer.gloria_template.GLORIA_MODELS, not imported here for a
@@ -358,7 +361,7 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 reported = stats.batches
                 print(f"trendagg: {_stream_progress(query, stats)}", file=err)
     except KeyboardInterrupt:
-        pass
+        interrupted.set()
     except Exception as exc:  # awaitTermination raises the stream's failure
         if not is_spark_failure(exc):
             raise
@@ -379,6 +382,8 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     if not args.quiet:
         print(f"trendagg: stopped; {_stream_progress(query, stats)}", file=err)
+    if interrupted.is_set():  # stopped cleanly: then reported as every Ctrl-C is (main)
+        raise KeyboardInterrupt
     return 0
 
 
@@ -398,6 +403,9 @@ class _Interrupt:
 
     def is_set(self) -> bool:
         return self._event.is_set()
+
+    def set(self) -> None:
+        self._event.set()
 
     def restore(self) -> None:
         import signal
@@ -1070,6 +1078,10 @@ def main(
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args, out, err))
+    except KeyboardInterrupt:
+        if os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        return _interrupted(out, err)
     except TrendAggError as exc:
         if os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
@@ -1082,9 +1094,18 @@ def main(
         _drop_stdout(out, broken=True)
         return 0
     except Exception as exc:
-        from trendagg.spark.session import is_spark_failure, spark_failure, worker_error
+        from trendagg.spark.session import (
+            cancelled_by_interrupt,
+            is_spark_failure,
+            spark_failure,
+            worker_error,
+        )
 
-        if not is_spark_failure(exc) or os.environ.get("TRENDAGG_DEBUG") == "1":
+        if os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        if cancelled_by_interrupt(exc):  # Ctrl-C: PySpark cancelled the jobs
+            return _interrupted(out, err)
+        if not is_spark_failure(exc):
             raise
         ours = worker_error(exc)  # an input a Spark worker refused: as the local engine says
         if ours is not None:
@@ -1092,6 +1113,16 @@ def main(
             return 1 if isinstance(ours, ExecutionError) else 2
         print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
         return 1
+
+
+def _interrupted(out: TextIO, err: TextIO) -> int:
+    """Ctrl-C: one line, and the shell's status for a command that SIGINT ended (128 + 2)."""
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        _drop_stdout(out, broken=True)
+    print("trendagg: interrupted", file=err)
+    return INTERRUPTED
 
 
 def _drop_stdout(out: TextIO, broken: bool = False) -> None:

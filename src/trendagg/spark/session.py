@@ -5,10 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from trendagg.errors import ExecutionError
+
+# Ctrl-C received while a SparkSession of this process ran (see record_interrupts)
+_INTERRUPTED = threading.Event()
 
 
 def require_pyspark() -> Any:
@@ -47,7 +52,10 @@ def _log_level() -> str:
 
 
 def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> Any:
-    """The active SparkSession, or a new one (embedded ``local[*]`` by default, UI off)."""
+    """The active SparkSession, or a new one (embedded ``local[*]`` by default, UI off).
+
+    Ctrl-C while the JVM starts takes effect once it is up (so that it stops with this
+    process, not an orphan)."""
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -58,11 +66,12 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     url = master or os.environ.get("TRENDAGG_SPARK_MASTER", "local[*]")
-    builder = SparkSession.builder.appName("trendagg").master(url)
     from importlib.resources import files
 
     log4j = files("trendagg.spark") / "conf" / "log4j2.properties"
     defaults = {
+        "spark.app.name": "trendagg",
+        "spark.master": url,
         "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -74,9 +83,115 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
     }
     given = cluster_conf(url, dict(conf))  # (a cluster's executors get this trendagg)
-    for key, value in {**defaults, **given}.items():
+    settings = {**defaults, **given}
+    _launch(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    record_interrupts()
+    return session
+
+
+def _launch(settings: dict[str, str]) -> None:
+    """Start Spark's JVM and a SparkContext with ``settings``, unless a JVM runs already
+    (then the builder finds it). What PySpark would do, but that Ctrl-C while the JVM
+    starts is held until its gateway is up (raised then: interrupted earlier, PySpark
+    leaves a JVM behind that never stops)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if getattr(SparkContext, "_gateway", None) is not None:
+        return
+    conf = SparkConf()
+    for key, value in settings.items():
+        conf.set(key, value)
+    with _holding_interrupts():
+        gateway = launch_gateway(conf)
+    SparkContext(conf=conf, gateway=gateway)  # (the active context: the builder takes it)
+    record_interrupts()  # (around PySpark's handler, which the context just installed)
+
+
+@contextmanager
+def _holding_interrupts() -> Iterator[None]:
+    """Ctrl-C held while the block runs (in the main thread), recorded
+    (:func:`interrupted`) and raised as KeyboardInterrupt when it ends."""
+    import signal
+
+    got = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+
+        def hold(signum: int, frame: Any) -> None:
+            got.set()
+            _INTERRUPTED.set()
+
+        previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if got.is_set():
+        raise KeyboardInterrupt
+
+
+def record_interrupts() -> None:
+    """Record Ctrl-C (SIGINT) in :func:`interrupted`, before the handler in place runs.
+
+    PySpark's handler (installed when a SparkContext starts) cancels the running jobs and
+    raises KeyboardInterrupt, which py4j or PySpark may catch on the way: what reaches
+    the caller is then a Spark failure, ``SPARK_JOB_CANCELLED``. The record tells that
+    failure from one Spark had on its own (:func:`cancelled_by_interrupt`), and keeps
+    py4j's log of the calls the interrupt cut off the terminal (:func:`_after_interrupt`).
+    In the main thread only (Python runs signal handlers there); installed once."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if getattr(previous, "records_interrupts", False):
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        _INTERRUPTED.set()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    handler.records_interrupts = True  # type: ignore[attr-defined]
+    signal.signal(signal.SIGINT, handler)
+    import logging
+
+    logging.getLogger().addFilter(_after_interrupt)
+
+
+def _after_interrupt(record: Any) -> bool:
+    """A filter of the root logger: py4j logs there, with a traceback, each call to the JVM
+    that Ctrl-C cut short (``KeyboardInterrupt while sending command``); after Ctrl-C
+    those say nothing the user does not know."""
+    return not (_INTERRUPTED.is_set() and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C was received since :func:`record_interrupts` (this process)."""
+    return _INTERRUPTED.is_set()
+
+
+def cancelled_by_interrupt(exc: BaseException) -> bool:
+    """A Spark failure that follows Ctrl-C (its jobs cancelled, ``SPARK_JOB_CANCELLED``, or
+    the connection to the JVM cut while a call waited): the user's interrupt, not Spark's
+    failure."""
+    return interrupted() and (is_spark_failure(exc) or _py4j_error(exc))
+
+
+def _py4j_error(exc: BaseException) -> bool:
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:
+        return False
+    return isinstance(exc, Py4JError)
 
 
 def failure_text(exc: BaseException) -> str:
