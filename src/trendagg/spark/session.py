@@ -7,7 +7,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from trendagg.errors import ExecutionError
@@ -54,8 +54,12 @@ def _log_level() -> str:
 def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> Any:
     """The active SparkSession, or a new one (embedded ``local[*]`` by default, UI off).
 
-    Ctrl-C while the JVM starts takes effect once it is up (so that it stops with this
-    process, not an orphan)."""
+    A new embedded one keeps the terminal for trendagg's lines: its Python workers
+    write what they print to a log file (:func:`worker_log`, see
+    :mod:`trendagg.spark.daemon`; ``spark.python.daemon.module=pyspark.daemon`` in
+    ``conf`` keeps them on the terminal), the JVM's notice of the incubator module
+    Spark loads is dropped from its output, and Ctrl-C while the JVM starts takes
+    effect once it is up (so that it stops with this process, not an orphan)."""
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -82,6 +86,8 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
         ),
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
     }
+    if url.startswith("local"):  # (the workers' output: see trendagg.spark.daemon)
+        defaults["spark.python.daemon.module"] = "trendagg.spark.daemon"
     given = cluster_conf(url, dict(conf))  # (a cluster's executors get this trendagg)
     settings = {**defaults, **given}
     _launch(settings)
@@ -93,23 +99,107 @@ def spark_session(master: str | None = None, conf: Sequence[tuple[str, str]] = (
     return session
 
 
+def worker_log() -> str:
+    """The file Spark's Python workers of an embedded master write their output to:
+    ``$TRENDAGG_WORKER_LOG``, else one per driver process in the temporary folder
+    (removed at exit when nothing was written to it)."""
+    import tempfile
+
+    from trendagg.spark.daemon import WORKER_LOG
+
+    given = os.environ.get(WORKER_LOG)
+    if given:
+        return given
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    folder = os.path.join(tempfile.gettempdir(), f"trendagg-{uid}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, f"spark-workers-{os.getpid()}.log")
+
+
 def _launch(settings: dict[str, str]) -> None:
     """Start Spark's JVM and a SparkContext with ``settings``, unless a JVM runs already
-    (then the builder finds it). What PySpark would do, but that Ctrl-C while the JVM
-    starts is held until its gateway is up (raised then: interrupted earlier, PySpark
-    leaves a JVM behind that never stops)."""
+    (then the builder finds it). What PySpark would do, but for three things: Ctrl-C
+    while the JVM starts is held until its gateway is up (raised then: interrupted
+    earlier, PySpark leaves a JVM behind that never stops); the JVM's standard error
+    passes through :func:`_forward`; the workers' log is named in the environment the
+    JVM passes on to the workers (:func:`worker_log`)."""
+    import subprocess
+
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
+    from trendagg.spark.daemon import WORKER_LOG
+
     if getattr(SparkContext, "_gateway", None) is not None:
         return
+    if settings.get("spark.python.daemon.module") == "trendagg.spark.daemon":
+        log = worker_log()
+        if not os.environ.get(WORKER_LOG):
+            os.environ[WORKER_LOG] = log
+            import atexit
+
+            atexit.register(_worker_log_said, log)
     conf = SparkConf()
     for key, value in settings.items():
         conf.set(key, value)
     with _holding_interrupts():
-        gateway = launch_gateway(conf)
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.stderr is not None:
+        threading.Thread(
+            target=_forward, args=(process.stderr,), name="trendagg-jvm-stderr", daemon=True
+        ).start()
     SparkContext(conf=conf, gateway=gateway)  # (the active context: the builder takes it)
     record_interrupts()  # (around PySpark's handler, which the context just installed)
+
+
+# What the JVM prints that says nothing to a trendagg user: Java's notice at start that
+# Spark loads an incubator module (its launcher always adds jdk.incubator.vector)
+_JVM_NOISE = (b"WARNING: Using incubator modules:",)
+
+
+def _forward(pipe: Any, target: int = 2) -> None:
+    """Copy the JVM's standard error to ``target`` as it comes (each update of Spark's
+    progress bar too, which ends in a carriage return), without the lines of
+    :data:`_JVM_NOISE`, until the JVM closes it."""
+    held = b""
+    fd = pipe.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        held += chunk
+        end = max(held.rfind(b"\n"), held.rfind(b"\r")) + 1
+        ready, held = held[:end], held[end:]
+        lines = ready.splitlines(keepends=True)
+        _write(target, b"".join(line for line in lines if not line.startswith(_JVM_NOISE)))
+    _write(target, held)
+
+
+def _write(fd: int, data: bytes) -> None:
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except OSError:
+            return
+
+
+def _worker_log_said(path: str) -> None:
+    """At exit: the workers' log removed when empty, else named on stderr (once)."""
+    try:
+        with open(path, "rb") as handle:
+            lines = sum(1 for _ in handle)
+    except OSError:
+        return
+    if not lines:
+        with suppress(OSError):
+            os.remove(path)
+        return
+    said = "line" if lines == 1 else "lines"
+    print(f"trendagg: Spark's Python workers printed {lines:,} {said}; see {path}", file=sys.stderr)
 
 
 @contextmanager
