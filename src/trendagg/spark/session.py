@@ -113,7 +113,24 @@ def worker_log() -> str:
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     folder = os.path.join(tempfile.gettempdir(), f"trendagg-{uid}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
+    # the empty logs of ended runs go (a worker that starts as its driver exits makes one)
+    for name in os.listdir(folder):
+        pid = name.removeprefix("spark-workers-").removesuffix(".log")
+        path = os.path.join(folder, name)
+        with suppress(OSError):
+            if pid.isdigit() and not _running(int(pid)) and os.path.getsize(path) == 0:
+                os.remove(path)
     return os.path.join(folder, f"spark-workers-{os.getpid()}.log")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # (another user's: running)
+    return True
 
 
 def _launch(settings: dict[str, str]) -> None:
