@@ -202,7 +202,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     stats: dict[str, Any] = {}
     if args.engine == "spark":
-        read, rows = _run_spark(args, workload)
+        read, rows = _run_spark(args, workload, plans, err)
         events, rejected, names = len(read.events), read.rejected, read.names
         stats["partitions"] = read.partitions
     else:
@@ -271,18 +271,28 @@ def _spark(args: argparse.Namespace) -> Any:
     return spark_session(args.master, conf)
 
 
-def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]:
-    """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
+def _run_spark(
+    args: argparse.Namespace, workload: Any, plans: list[Any], err: TextIO
+) -> tuple[Any, list[Any]]:
+    """The Spark job: read, partition, order, run, combine; rows come back to the driver.
+    The events file is checked first, as the local engine checks it, and a query's
+    attribute that no column holds is said then: before Spark starts."""
     from types import SimpleNamespace
 
+    from trendagg.plan.compile import unknown_attributes
     from trendagg.spark.batch import collect
+    from trendagg.spark.inputs import check_input
     from trendagg.spark.records import rejected_row
 
+    checked = check_input(args.events, args.columns, _read_options(args))
+    for line in unknown_attributes(plans, checked.names) if checked.names is not None else []:
+        print(f"trendagg: {line}", file=err)
     spark = _spark(args)
-    rows, rejected, total, names, partitions = collect(
+    rows, rejected, total, _, partitions = collect(
         spark,
         args.events,
         workload,
+        checked=checked,
         columns=args.columns,
         partitions=args.partitions,
         strategy=args.strategy,
@@ -292,9 +302,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         trend_limit=args.trend_limit,
     )
     rejects = [rejected_row(args.events, *entry) for entry in rejected]
-    # the summary needs the counts: events kept, rows rejected, partition keys
+    # the summary needs the counts: events kept, rows rejected, partition keys (the names:
+    # said above)
     read = SimpleNamespace(
-        events=range(total - len(rejects)), rejected=rejects, names=names, partitions=partitions
+        events=range(total - len(rejects)), rejected=rejects, names=None, partitions=partitions
     )
     return read, rows
 
@@ -313,6 +324,11 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         {"--output": args.output, "--checkpoint": args.checkpoint},
         folders=True,
     )
+    from trendagg.io.options import ReadOptions
+    from trendagg.spark.inputs import check_source
+
+    reading = ReadOptions(args.type_col, args.time_col, args.event_type)
+    check_source(args.source, reading, source_format=args.source_format, schema=args.schema)
     query, stats = stream_trends(
         args.source,
         workload,

@@ -86,7 +86,7 @@ def _spark_run(
     (tmp_path / "q.tq").write_text("RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 s\n")
     (tmp_path / "e.csv").write_text("type,time\nA,1\nB,2\n")
 
-    def job(args: Any, workload: Any) -> Any:
+    def job(*args: Any) -> Any:
         session.record_interrupts()  # (as spark_session does, around PySpark's handler)
         if ctrl_c:
             with suppress(KeyboardInterrupt):  # (caught on the way, as py4j and PySpark may)

@@ -47,10 +47,12 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trendagg.errors import InputError, wrong_argument
+from trendagg.errors import wrong_argument
 from trendagg.io.csv import csv_rows
+from trendagg.io.options import ReadOptions
 from trendagg.io.rejects import record_json
 from trendagg.plan.routing import group_events
+from trendagg.spark.inputs import CheckedInput, check_input
 from trendagg.spark.partials import ARROW_ROWS, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
@@ -701,6 +703,7 @@ def read_frame(
     path: str,
     columns: Sequence[str] | None = None,
     needed: Collection[str] | None = None,
+    checked: CheckedInput | None = None,
 ) -> tuple[Any, bool, tuple[tuple[str, int, int], ...], tuple[str, ...]]:
     """An event file or folder as a DataFrame, whether its cells are CSV text, the
     Parquet decimals that travel as text (name, precision, scale; see below), and the
@@ -714,27 +717,19 @@ def read_frame(
     columns a workload reads: Parquet decimals wider than Spark's 38 digits are left out
     when no query reads them; when one does, the driver reads the file with pyarrow and
     those decimals travel as their exact text, made decimals again in the workers. A
-    file the local reader refuses is refused with its message (see :func:`check_csv`,
-    :func:`trendagg.io.parquet.parquet_schema`).
+    file the local reader refuses is refused with its message: ``checked`` is the file
+    as :func:`~trendagg.spark.inputs.check_input` found it (checked here when None, its
+    columns aside).
     """
     from pathlib import Path
 
     import pyarrow as pa
 
-    from trendagg.io.formats import event_format
-    from trendagg.io.parquet import parquet_schema
-
+    if checked is None:
+        checked = check_input(path, columns)
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"event file '{path}' does not exist; check the path")
-    kind = event_format(p, None)
-    if columns is not None and kind != "csv":
-        raise InputError(
-            f"column names are for CSV files without a header row; {path} is {kind}, "
-            "whose columns are named in the file"
-        )
-    if kind == "parquet":
-        schema = parquet_schema(p, path)
+    if checked.kind == "parquet":
+        schema = checked.schema
         nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
         wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
         used = [name for name in wide if needed is None or name in needed]
@@ -759,17 +754,13 @@ def read_frame(
             ]
             reader = reader.schema(StructType(fields))
         return reader.parquet(path), False, (), tuple(nanos)
-    if kind != "parquet" and p.is_dir():
-        raise InputError(
-            f"'{path}' is a folder; only Parquet datasets can be read from a folder, "
-            f"so pass one {kind} file or fmt='parquet'"
+    if checked.kind == "csv":
+        assert checked.names is not None
+        reader = csv_reader(
+            spark.read, checked.names, header=columns is None, multiline=checked.multiline
         )
-    if kind == "csv":
-        header, multiline, readable = check_csv(p, path, has_header=columns is None)
-        names = header if columns is None else [c.strip() for c in columns]
-        reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
-        return reader.csv(readable), True, (), ()
-    frame = json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True)
+        return reader.csv(checked.readable), True, (), ()
+    frame = json_lines(spark.read.text(checked.readable), keep_blank=True)
     return frame, False, (), ()
 
 
@@ -821,100 +812,31 @@ def _decimal_types(schema: Any) -> tuple[tuple[str, int, int], ...]:
     )
 
 
-def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], bool, str]:
-    """A CSV file checked on the driver as the local reader checks it (an empty file, a
-    duplicate header name, text that is not UTF-8, a quoted cell never closed are refused
-    with its messages): its header, whether a quoted cell may hold a line break, and the
-    path Spark reads (gzip content without a .gz name is linked under a .gz name, as Spark
-    tells compression by the name). One pass over the bytes, at disk speed."""
-    import codecs
-
-    from trendagg.io.csv import check_quotes, header, not_utf8
-    from trendagg.io.formats import Input, is_gzip, open_binary
-
-    file = Input(path, source, "csv", is_gzip(path))
-    names = header(file, None) if has_header else []
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    quotes = 0
-    try:
-        with open_binary(path, file.gzipped) as handle:
-            while chunk := handle.read(1 << 22):
-                decoder.decode(chunk)
-                quotes += chunk.count(b'"')
-            decoder.decode(b"", final=True)
-    except UnicodeDecodeError as error:
-        raise not_utf8(source, error) from None
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read {source} as CSV ({error}); check the file") from None
-    if quotes % 2:
-        check_quotes(file)
-    return names, quotes > 0, _spark_path(path, file.gzipped)
-
-
-def check_jsonl(path: Any, source: str) -> str:
-    """A JSON Lines file checked on the driver as the local reader checks it (a file that
-    is one JSON array is refused with its message): the path Spark reads."""
-    from trendagg.io.formats import is_gzip, open_binary
-    from trendagg.io.jsonl import JSON_BLANKS, refuse_json_array
-
-    gzipped = is_gzip(path)
-    try:
-        with open_binary(path, gzipped) as handle:
-            for number, line in enumerate(handle, start=1):
-                if number == 1:
-                    line = line.removeprefix(b"\xef\xbb\xbf")
-                text = line.decode("utf-8", "replace").strip(JSON_BLANKS)
-                if text and "\ufffd" not in text:
-                    refuse_json_array(text, source)
-                    break
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read {source} ({error}); check the file") from None
-    return _spark_path(path, gzipped)
-
-
-def _spark_path(path: Any, gzipped: bool) -> str:
-    """The path Spark reads: gzip content without a .gz name is linked under a .gz name,
-    as Spark tells compression by the name."""
-    import atexit
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    if not gzipped or Path(path).suffix.lower() == ".gz":
-        return str(path)
-    folder = tempfile.mkdtemp(prefix="trendagg-")
-    atexit.register(shutil.rmtree, folder, True)
-    link = Path(folder) / (Path(path).name + ".gz")
-    link.symlink_to(Path(path).resolve())
-    return str(link)
-
-
 def collect(
     spark: Any,
     path: str,
     workload: Any,
     columns: Sequence[str] | None = None,
+    checked: CheckedInput | None = None,
     **options: Any,
 ) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None, int]:
     """For the CLI: result rows and rejected rows on the driver (with their row numbers in
     the input, from 1, as the local readers number them), the rows read, the input's
     columns (None for JSON Lines, whose keys only the rows know) and the distinct partition
-    keys (:class:`~trendagg.plan.routing.KeysSeen`, as the local engines count them)."""
-    from trendagg.io.options import ReadOptions
+    keys (:class:`~trendagg.plan.routing.KeysSeen`, as the local engines count them).
+    ``checked``: the file as :func:`~trendagg.spark.inputs.check_input` found it before
+    Spark started (checked here when None)."""
     from trendagg.plan.compile import attributes_read
 
     _, plans, _ = prepare(workload, options.get("strategy", "hamlet"))
-    needed = attributes_read(plans) | {
-        options.get("type_col", "type"),
-        options.get("time_col", "time"),
-    }
-    df, csv_cells, decimals, nanos = read_frame(spark, path, columns, needed)
-    if RECORD not in df.columns:  # the local readers' message for a missing column
-        reading = ReadOptions(
-            options.get("type_col", "type"),
-            options.get("time_col", "time"),
-            options.get("event_type"),
-        )
+    reading = ReadOptions(
+        options.get("type_col", "type"), options.get("time_col", "time"), options.get("event_type")
+    )
+    if checked is None:
+        checked = check_input(path, columns, reading)
+    needed = attributes_read(plans) | {reading.type_col, reading.time_col}
+    df, csv_cells, decimals, nanos = read_frame(spark, path, columns, needed, checked)
+    if RECORD not in df.columns:  # (as checked; Spark's columns are the engine's input)
         reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
     outcome = _run(df, workload, csv_cells=csv_cells, decimals=decimals, nanos=nanos, **options)
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each
