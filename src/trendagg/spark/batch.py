@@ -27,7 +27,10 @@ own ``combine_rows``. :func:`trend_aggregation` returns the results as a DataFra
 with the columns
 
     query         string
-    window_start  bigint when every bound is a whole second, else double
+    window_start  epoch seconds: bigint when every bound is a whole second, else double;
+                  when the time column is a timestamp or a date, timestamp (and
+                  timestamp_ntz for timestamp_ntz), to the microsecond, as Spark's
+                  ``window`` gives its bounds
     window_end    same type as window_start
     <group attributes>, then <output values> of every query, in workload order,
     each typed by its values with the Parquet writer's rule (one rule, see
@@ -460,9 +463,10 @@ class _Outcome:
     def collect_rows(self) -> list[Any]:
         return self.rows
 
-    def frame(self, spark: Any) -> tuple[Any, Any]:
-        """The typed results and the rejected rows as DataFrames."""
-        return _typed(spark, self.plans, self.rows), spark.createDataFrame(
+    def frame(self, spark: Any, times: str | None = None) -> tuple[Any, Any]:
+        """The typed results and the rejected rows as DataFrames (``times``: see
+        :func:`_typed`)."""
+        return _typed(spark, self.plans, self.rows, times), spark.createDataFrame(
             self.rejected, "row_id bigint, reason string, record string"
         )
 
@@ -488,7 +492,18 @@ def trend_aggregation(
         event_type=event_type,
         partitions=partitions,
     )
-    return outcome.frame(df.sparkSession)
+    return outcome.frame(df.sparkSession, _time_type(df, time_col))
+
+
+def _time_type(df: Any, time_col: str) -> str | None:
+    """The Spark type of a DataFrame's time column when it holds moments: ``timestamp``
+    (also for ``date``, as Spark's ``window`` gives it) or ``timestamp_ntz``; else None."""
+    if time_col not in df.columns:
+        return None
+    name = df.schema[time_col].dataType.typeName()
+    return {"timestamp": "timestamp", "date": "timestamp", "timestamp_ntz": "timestamp_ntz"}.get(
+        name
+    )
 
 
 def _run(
@@ -629,10 +644,13 @@ def _combined(plans: Sequence[Any], partials: list[tuple[Any, ...]]) -> list[Any
     return [makers[q](k, group, vec) for (q, k, _), (group, vec) in sorted(runs.items())]
 
 
-def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any]) -> Any:
+def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any], times: str | None = None) -> Any:
     """The rows as a DataFrame, each column typed by the writers' rule on its values
     (:mod:`trendagg.spark.result_types`; the window bounds share one type), the columns
-    those of the workload's queries (a query's GROUP-BY attributes, then its outputs)."""
+    those of the workload's queries (a query's GROUP-BY attributes, then its outputs).
+    With ``times`` (``timestamp`` or ``timestamp_ntz``, the time column's type), the
+    window bounds are moments of that type, to the microsecond, as Spark's ``window``
+    gives them."""
     import pyarrow as pa
 
     from trendagg.spark.result_types import column_type
@@ -651,13 +669,31 @@ def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any]) -> Any:
     bounds = column_type(starts + ends)
     header = ["query", "window_start", "window_end"]
     arrays = [pa.array([r.query for r in rows], pa.string())]
-    arrays += [_array(pa, starts, bounds), _array(pa, ends, bounds)]
+    if times is not None:
+        moment = pa.timestamp("us", tz="UTC" if times == "timestamp" else None)
+        arrays += [_moments(pa, starts, moment), _moments(pa, ends, moment)]
+    else:
+        arrays += [_array(pa, starts, bounds), _array(pa, ends, bounds)]
     cells = [("group", c, [r.group.get(c) for r in rows]) for c in group_cols]
     cells += [("values", c, [r.values.get(c) for r in rows]) for c in value_cols]
     for kind, name, values in cells:
         header.append(name if name not in header else f"{kind}.{name}")
         arrays.append(_array(pa, values, column_type(values)))
-    return spark.createDataFrame(pa.table(arrays, names=header))
+    table = pa.table(arrays, names=header)
+    if times == "timestamp_ntz":  # (Spark takes an Arrow timestamp without zone as its own)
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return spark.createDataFrame(table, from_arrow_schema(table.schema, True))
+    return spark.createDataFrame(table)
+
+
+def _moments(pa: Any, seconds: list[Any], kind: Any) -> Any:
+    """Epoch seconds (exact numbers) as Arrow timestamps of ``kind``: the nearest
+    microsecond (Spark's timestamps hold microseconds)."""
+    from fractions import Fraction
+
+    micros = [round(Fraction(s) * 1_000_000) for s in seconds]
+    return pa.array(micros, pa.int64()).cast(kind)
 
 
 def _array(pa: Any, values: list[object], kind: Any) -> Any:
