@@ -26,8 +26,10 @@ environment's path.
 
 Exit codes: 0 done; 2 the input or the query cannot be used as given (the message says
 where and how to fix it); 1 a failure while running (a limit reached, a full disk,
-Spark failed). A user error prints one message and exits 2; a failure inside Spark
-prints its cause, without the JVM's stack, and exits 1.
+Spark failed); 130 interrupted. A user error prints one message and exits 2 (on Spark,
+a missing file or column before Spark starts); a failure inside Spark prints its cause,
+without the JVM's stack, and exits 1; Ctrl-C prints `trendagg: interrupted` and exits
+130 (a stream stops cleanly first).
 
 ```sh
 trendagg generate rideshare -n 100000 -o rides.csv          # a seeded ride-sharing stream
@@ -54,7 +56,8 @@ trendagg stream queries.tq incoming/ --checkpoint ckpt/ --output out/ --lateness
 
 Environment: `TRENDAGG_SPARK_LOG=warn` (or `error`, `info`) brings back Spark's own
 log, off but for fatal errors; `TRENDAGG_SPARK_MASTER` sets the default master;
-`TRENDAGG_MEMORY_LIMIT` bounds the compiled engine's window state (see
+`TRENDAGG_WORKER_LOG` names the file that Spark's Python workers print to (see
+[Spark](spark.md#what-spark-prints)); `TRENDAGG_MEMORY_LIMIT` bounds the compiled engine's window state (see
 [Limits](input.md#limits)); `NUMBA_CACHE_DIR` holds the compiled kernels (see
 [The engine](engine.md#first-run-compile)).
 """
