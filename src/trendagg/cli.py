@@ -383,6 +383,10 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise
         failure = exc
     finally:
+        if interrupted.is_set():  # (what Spark prints as it stops: not for the user)
+            from trendagg.spark.session import quiet_jvm
+
+            quiet_jvm()
         query.stop()
         interrupted.restore()
     _stream_warnings(stats, warned, err)
@@ -1132,7 +1136,11 @@ def main(
 
 
 def _interrupted(out: TextIO, err: TextIO) -> int:
-    """Ctrl-C: one line, and the shell's status for a command that SIGINT ended (128 + 2)."""
+    """Ctrl-C: one line, and the shell's status for a command that SIGINT ended (128 + 2);
+    Spark, if it runs, says nothing more."""
+    spark = sys.modules.get("trendagg.spark.session")
+    if spark is not None:
+        spark.quiet_jvm()
     try:
         out.flush()
     except (OSError, ValueError):

@@ -25,6 +25,14 @@ from trendagg.spark import session
 QUERIES = Path(__file__).resolve().parents[2] / "src" / "trendagg" / "examples" / "rideshare.tq"
 
 
+@pytest.fixture(autouse=True)
+def _jvm_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C silences the JVM's stderr for the rest of the process (quiet_jvm): here,
+    for the test only."""
+    monkeypatch.setattr(session, "_QUIET", threading.Event())
+    monkeypatch.setattr(session, "_BAR_SHOWN", threading.Event())
+
+
 def _opened(pid: int, path: Path) -> bool:
     """Whether process ``pid`` has ``path`` open (Linux: its /proc/PID/fd links)."""
     folder = Path(f"/proc/{pid}/fd")

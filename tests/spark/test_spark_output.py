@@ -15,6 +15,13 @@ import pytest
 from trendagg.spark import session
 
 
+@pytest.fixture(autouse=True)
+def _jvm_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JVM's stderr as it is before any Ctrl-C (quiet_jvm sets it for the process)."""
+    monkeypatch.setattr(session, "_QUIET", threading.Event())
+    monkeypatch.setattr(session, "_BAR_SHOWN", threading.Event())
+
+
 def _forwarded(*chunks: bytes) -> bytes:
     """What ``session._forward`` passes on of the JVM's stderr written in these chunks."""
     jvm_read, jvm_write = os.pipe()
@@ -41,6 +48,30 @@ def test_the_jvm_s_incubator_notice_is_dropped_and_the_rest_passed_on() -> None:
         b"start end\ntail"
     )
     assert _forwarded(b"WARNING: something else\n") == b"WARNING: something else\n"
+
+
+def test_the_streaming_runner_s_prints_are_dropped() -> None:
+    """PySpark's TransformWithStateInPandas runner (a Python worker without the daemon)
+    prints five messages, each with an empty line after it, as every stream starts."""
+    said = (
+        b"Starting Streaming TransformWithStateInPandas Python worker.\n\n"
+        b"Streaming TransformWithStateInPandas Python worker finish init stage of Python "
+        b"runner. Received UDF from JVM: <bound method ...>\n\n"
+    )
+    assert _forwarded(said[:30], said[30:], b"\nkept\n") == b"\nkept\n"
+
+
+def test_after_ctrl_c_nothing_of_the_jvm_s_reaches_the_terminal(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    bar = b"\r[Stage 2:=====>        (1 + 1) / 2]\r"
+    assert _forwarded(bar) == bar
+    assert session._BAR_SHOWN.is_set()
+    session.quiet_jvm()
+    cleared = capfd.readouterr().err
+    assert cleared.startswith("\r ") and cleared.endswith(" \r") and not cleared.strip()
+    stack = b'Exception in thread "stream execution thread" java.lang.StackOverflowError\n'
+    assert _forwarded(stack, bar) == b""
 
 
 def test_empty_worker_logs_of_ended_runs_are_removed(

@@ -1,8 +1,8 @@
 """What `trendagg run --engine spark` leaves on the terminal (issue #39): its own lines
 only (what Spark's Python workers print goes to a log file, the JVM's notice of the
-incubator module it loads is dropped), and on Ctrl-C one line and status 130, the JVM
-and its workers gone with it. Each test runs the CLI in a process of its own, with a
-JVM of its own (about 20 s each here)."""
+incubator module it loads and the streaming runner's messages are dropped), and on
+Ctrl-C one line and status 130, the JVM and its workers gone with it. Each test runs the
+CLI in a process of its own, with a JVM of its own (about 20 s each here)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,24 @@ def test_a_spark_run_prints_its_lines_only(tmp_path: Path) -> None:
     Path(log).unlink()
     assert said == f"trendagg: Spark's Python workers printed {len(printed):,} lines"
     assert printed and all(line.startswith("[cache] ") for line in printed), printed[:3]
+
+
+def test_a_stream_prints_its_lines_only(tmp_path: Path) -> None:
+    """Every stream start made PySpark's TransformWithStateInPandas runner print five
+    messages (each with an empty line) between trendagg's lines."""
+    source = tmp_path / "incoming"
+    source.mkdir()
+    _rides(source / "a.csv", 2000)
+    run = _cli(
+        "stream", str(QUERIES), str(source), "--once", "--checkpoint", str(tmp_path / "c"),
+        "--output", str(tmp_path / "out"),
+    )  # fmt: skip
+    out, err = run.communicate(timeout=300)
+    assert (run.returncode, out) == (0, ""), err
+    lines = err.splitlines()
+    assert lines[0].startswith("trendagg: streaming 3 queries over ") and len(lines) >= 3, err
+    assert all(line.startswith("trendagg: ") for line in lines), err
+    assert lines[-1].startswith("trendagg: stopped; "), err
 
 
 def _children(pid: int) -> list[int]:

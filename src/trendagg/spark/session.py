@@ -171,16 +171,38 @@ def _launch(settings: dict[str, str]) -> None:
 
 
 # What the JVM prints that says nothing to a trendagg user: Java's notice at start that
-# Spark loads an incubator module (its launcher always adds jdk.incubator.vector)
-_JVM_NOISE = (b"WARNING: Using incubator modules:",)
+# Spark loads an incubator module (its launcher always adds jdk.incubator.vector), and
+# what PySpark's streaming TransformWithStateInPandas runner prints as it starts (a Python
+# worker Spark starts without the daemon, whose output the JVM copies to its stderr: five
+# messages, each followed by an empty line)
+_JVM_NOISE = (
+    b"WARNING: Using incubator modules:",
+    b"Starting Streaming TransformWithStateInPandas Python worker",
+    b"Streaming TransformWithStateInPandas Python worker ",
+)
+# Set once the user interrupted (see quiet_jvm): nothing of the JVM's reaches the terminal
+_QUIET = threading.Event()
+_BAR_SHOWN = threading.Event()  # the last thing passed on was a progress bar's update
+
+
+def quiet_jvm() -> None:
+    """Pass nothing more of the JVM's stderr on (after Ctrl-C: what Spark prints while it
+    stops, a stream thread's stack, says nothing the user does not know); a progress bar
+    left drawn is cleared."""
+    if not _QUIET.is_set():
+        _QUIET.set()
+        if _BAR_SHOWN.is_set():
+            _write(2, b"\r" + b" " * shutil.get_terminal_size().columns + b"\r")
 
 
 def _forward(pipe: Any, target: int = 2) -> None:
     """Copy the JVM's standard error to ``target`` as it comes (each update of Spark's
-    progress bar too, which ends in a carriage return), without the lines of
-    :data:`_JVM_NOISE`, until the JVM closes it."""
+    progress bar too, which ends in a carriage return), without the lines that start
+    with one of :data:`_JVM_NOISE` (nor an empty line right after one), and nothing once
+    :func:`quiet_jvm` was called; until the JVM closes it."""
     held = b""
     fd = pipe.fileno()
+    after = False  # (the last line was noise)
     while True:
         try:
             chunk = os.read(fd, 1 << 16)
@@ -191,9 +213,17 @@ def _forward(pipe: Any, target: int = 2) -> None:
         held += chunk
         end = max(held.rfind(b"\n"), held.rfind(b"\r")) + 1
         ready, held = held[:end], held[end:]
-        lines = ready.splitlines(keepends=True)
-        _write(target, b"".join(line for line in lines if not line.startswith(_JVM_NOISE)))
-    _write(target, held)
+        shown = []
+        for line in ready.splitlines(keepends=True):
+            noise = line.startswith(_JVM_NOISE)
+            if not (noise or (after and line in (b"\n", b"\r\n"))):
+                shown.append(line)
+            after = noise
+        if shown and not _QUIET.is_set():
+            _write(target, b"".join(shown))
+            (_BAR_SHOWN.set if shown[-1].endswith(b"\r") else _BAR_SHOWN.clear)()
+    if not _QUIET.is_set():
+        _write(target, held)
 
 
 def _write(fd: int, data: bytes) -> None:
