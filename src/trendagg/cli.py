@@ -5,7 +5,9 @@ an output path that would overwrite an input, an optional dependency not
 installed) print one clear message and exit with status 2; a failure while
 running (a limit reached, a full disk, Spark failed) prints one and exits with
 status 1; a reader that closes our output early (``| head``) ends the run
-quietly with status 0. Nothing prints a traceback unless ``TRENDAGG_DEBUG=1``.
+quietly with status 0; Ctrl-C prints ``trendagg: interrupted`` and exits with
+status 130 (a Spark job that PySpark cancelled for it too; a stream stops
+cleanly first). Nothing prints a traceback unless ``TRENDAGG_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from trendagg.extras import require
 from trendagg.io.values import shown
 
 FORMATS = ("jsonl", "csv", "parquet")
+INTERRUPTED = 130  # the exit status of Ctrl-C (128 + SIGINT), as shells report it
 PROGRESS_MIN_BYTES = 10_000_000  # about 200,000 events
 # the cost models of SHARON's and GLORIA's optimizers (trendagg.optimizer.sharon.
 # CONVENTIONS, trendagg.optimizer.gloria_template.GLORIA_MODELS, not imported here for a
@@ -210,7 +213,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     stats: dict[str, Any] = {}
     if args.engine == "spark":
-        read, rows = _run_spark(args, workload)
+        read, rows = _run_spark(args, workload, plans, err)
         events, rejected, names = len(read.events), read.rejected, read.names
         stats["partitions"] = read.partitions
         stats.update(_unshared_on_spark(plans, args.strategy))
@@ -294,18 +297,28 @@ def _spark(args: argparse.Namespace) -> Any:
     return spark_session(args.master, conf)
 
 
-def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]:
-    """The Spark job: read, partition, order, run, combine; rows come back to the driver."""
+def _run_spark(
+    args: argparse.Namespace, workload: Any, plans: list[Any], err: TextIO
+) -> tuple[Any, list[Any]]:
+    """The Spark job: read, partition, order, run, combine; rows come back to the driver.
+    The events file is checked first, as the local engine checks it, and a query's
+    attribute that no column holds is said then: before Spark starts."""
     from types import SimpleNamespace
 
+    from trendagg.plan.compile import unknown_attributes
     from trendagg.spark.batch import collect
+    from trendagg.spark.inputs import check_input
     from trendagg.spark.records import rejected_row
 
+    checked = check_input(args.events, args.columns, _read_options(args))
+    for line in unknown_attributes(plans, checked.names) if checked.names is not None else []:
+        print(f"trendagg: {line}", file=err)
     spark = _spark(args)
-    rows, rejected, total, names, partitions = collect(
+    rows, rejected, total, _, partitions = collect(
         spark,
         args.events,
         workload,
+        checked=checked,
         columns=args.columns,
         partitions=args.partitions,
         strategy=args.strategy,
@@ -315,9 +328,10 @@ def _run_spark(args: argparse.Namespace, workload: Any) -> tuple[Any, list[Any]]
         trend_limit=args.trend_limit,
     )
     rejects = [rejected_row(args.events, *entry) for entry in rejected]
-    # the summary needs the counts: events kept, rows rejected, partition keys
+    # the summary needs the counts: events kept, rows rejected, partition keys (the names:
+    # said above)
     read = SimpleNamespace(
-        events=range(total - len(rejects)), rejected=rejects, names=names, partitions=partitions
+        events=range(total - len(rejects)), rejected=rejects, names=None, partitions=partitions
     )
     return read, rows
 
@@ -337,6 +351,11 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         {"--output": args.output, "--checkpoint": args.checkpoint},
         folders=True,
     )
+    from trendagg.io.options import ReadOptions
+    from trendagg.spark.inputs import check_source
+
+    reading = ReadOptions(args.type_col, args.time_col, args.event_type)
+    check_source(args.source, reading, source_format=args.source_format, schema=args.schema)
     query, stats = stream_trends(
         args.source,
         workload,
@@ -385,12 +404,16 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 reported = stats.batches
                 print(f"trendagg: {_stream_progress(query, stats)}", file=err)
     except KeyboardInterrupt:
-        pass
+        interrupted.set()
     except Exception as exc:  # awaitTermination raises the stream's failure
         if not is_spark_failure(exc):
             raise
         failure = exc
     finally:
+        if interrupted.is_set():  # (what Spark prints as it stops: not for the user)
+            from trendagg.spark.session import quiet_jvm
+
+            quiet_jvm()
         query.stop()
         interrupted.restore()
     _stream_warnings(stats, warned, err)
@@ -406,6 +429,8 @@ def cmd_stream(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     if not args.quiet:
         print(f"trendagg: stopped; {_stream_progress(query, stats)}", file=err)
+    if interrupted.is_set():  # stopped cleanly: then reported as every Ctrl-C is (main)
+        raise KeyboardInterrupt
     return 0
 
 
@@ -425,6 +450,9 @@ class _Interrupt:
 
     def is_set(self) -> bool:
         return self._event.is_set()
+
+    def set(self) -> None:
+        self._event.set()
 
     def restore(self) -> None:
         import signal
@@ -1283,6 +1311,10 @@ def main(
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args, out, err))
+    except KeyboardInterrupt:
+        if os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        return _interrupted(out, err)
     except TrendAggError as exc:
         if os.environ.get("TRENDAGG_DEBUG") == "1":
             raise
@@ -1295,9 +1327,18 @@ def main(
         _drop_stdout(out, broken=True)
         return 0
     except Exception as exc:
-        from trendagg.spark.session import is_spark_failure, spark_failure, worker_error
+        from trendagg.spark.session import (
+            cancelled_by_interrupt,
+            is_spark_failure,
+            spark_failure,
+            worker_error,
+        )
 
-        if not is_spark_failure(exc) or os.environ.get("TRENDAGG_DEBUG") == "1":
+        if os.environ.get("TRENDAGG_DEBUG") == "1":
+            raise
+        if cancelled_by_interrupt(exc):  # Ctrl-C: PySpark cancelled the jobs
+            return _interrupted(out, err)
+        if not is_spark_failure(exc):
             raise
         ours = worker_error(exc)  # an input a Spark worker refused: as the local engine says
         if ours is not None:
@@ -1305,6 +1346,20 @@ def main(
             return 1 if isinstance(ours, ExecutionError) else 2
         print(f"trendagg: Spark failed: {spark_failure(exc)}", file=err)
         return 1
+
+
+def _interrupted(out: TextIO, err: TextIO) -> int:
+    """Ctrl-C: one line, and the shell's status for a command that SIGINT ended (128 + 2);
+    Spark, if it runs, says nothing more."""
+    spark = sys.modules.get("trendagg.spark.session")
+    if spark is not None:
+        spark.quiet_jvm()
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        _drop_stdout(out, broken=True)
+    print("trendagg: interrupted", file=err)
+    return INTERRUPTED
 
 
 def _drop_stdout(out: TextIO, broken: bool = False) -> None:

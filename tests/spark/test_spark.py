@@ -141,6 +141,8 @@ def test_a_missing_time_column_is_a_clear_error(spark: Any) -> None:
 def test_spark_equals_local_on_real_sp500slice_csv(
     spark: Any, shared_data: Path, tmp_path: Path
 ) -> None:
+    from pyspark.sql import functions as F
+
     from helpers import SP500, slice_csv
     from trendagg import run
     from trendagg.spark import aggregate_trends
@@ -153,7 +155,12 @@ def test_spark_equals_local_on_real_sp500slice_csv(
         "WHERE [Name] AND S.close > NEXT(S).close GROUP-BY Name WITHIN 14 days SLIDE 7 days"
     )
     df = spark.read.csv(str(path), header=True, inferSchema=True)
-    got = spark_rows(aggregate_trends(df, query, event_type="Stock", time_col="date"))
+    result = aggregate_trends(df, query, event_type="Stock", time_col="date")
+    # a date column: window bounds as Spark's window gives them, moments (to compare here
+    # with the local engine's epoch seconds)
+    assert result.schema["window_start"].dataType.typeName() == "timestamp"
+    seconds = {c: F.unix_timestamp(c) for c in ("window_start", "window_end")}
+    got = spark_rows(result.withColumns(seconds))
     expected = local_rows(run(query, path, event_type="Stock", time_col="date"))
     assert got == expected and len(got) > 20
 

@@ -365,7 +365,7 @@ def test_cli_stream_explains_a_bad_source(spark: Any, tmp_path: Path) -> None:
         err,
     )
     assert code == 2
-    assert "is not a directory" in err.getvalue() and "socket://" in err.getvalue()
+    assert "does not exist" in err.getvalue() and "socket://" in err.getvalue()
 
 
 def test_rate_source_gives_trends(spark: Any, tmp_path: Path) -> None:

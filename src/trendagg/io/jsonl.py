@@ -65,6 +65,25 @@ def jsonl_chunks(file: Input, options: ReadOptions, chunk_rows: int) -> Iterator
         raise InputError(f"cannot read {file.source} ({error}); check the file") from None
 
 
+def check_keys(file: Input, options: ReadOptions, chunk_rows: int = 1000) -> None:
+    """Refuse a JSON Lines file as :func:`jsonl_chunks` refuses it once it has read the
+    whole file (one JSON array; objects none of which has the type or time key), reading
+    only up to the first object that has them (the first line, as a rule): for readers
+    that read the data elsewhere (Spark) and check first."""
+    seen: dict[str, None] = {}
+    waiting: list[_Chunk] = []  # (one chunk at most: _waits asks whether any waits)
+    try:
+        with open_binary(file.location, file.gzipped) as handle:
+            for chunk in _lines(handle, file.source, chunk_rows):
+                if not _waits(options, seen, chunk, waiting):
+                    return
+                waiting[:] = [chunk]
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read {file.source} ({error}); check the file") from None
+    if waiting:  # no object has the column
+        options.check_columns(seen, file.source)
+
+
 def _waits(options: ReadOptions, seen: dict[str, None], chunk: _Chunk, held: list[_Chunk]) -> bool:
     """Whether a chunk waits: no object so far has a needed key (``seen`` takes the keys
     of this chunk's objects until one has)."""

@@ -27,7 +27,10 @@ own ``combine_rows``. :func:`trend_aggregation` returns the results as a DataFra
 with the columns
 
     query         string
-    window_start  bigint when every bound is a whole second, else double
+    window_start  epoch seconds: bigint when every bound is a whole second, else double;
+                  when the time column is a timestamp or a date, timestamp (and
+                  timestamp_ntz for timestamp_ntz), to the microsecond, as Spark's
+                  ``window`` gives its bounds
     window_end    same type as window_start
     <group attributes>, then <output values> of every query, in workload order,
     each typed by its values with the Parquet writer's rule (one rule, see
@@ -47,10 +50,12 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trendagg.errors import InputError, wrong_argument
+from trendagg.errors import wrong_argument
 from trendagg.io.csv import csv_rows
+from trendagg.io.options import ReadOptions
 from trendagg.io.rejects import record_json
 from trendagg.plan.routing import group_events
+from trendagg.spark.inputs import CheckedInput, check_input
 from trendagg.spark.partials import ARROW_ROWS, check_frame_columns, prepare
 from trendagg.spark.records import (
     CSV_RAW,
@@ -458,9 +463,10 @@ class _Outcome:
     def collect_rows(self) -> list[Any]:
         return self.rows
 
-    def frame(self, spark: Any) -> tuple[Any, Any]:
-        """The typed results and the rejected rows as DataFrames."""
-        return _typed(spark, self.plans, self.rows), spark.createDataFrame(
+    def frame(self, spark: Any, times: str | None = None) -> tuple[Any, Any]:
+        """The typed results and the rejected rows as DataFrames (``times``: see
+        :func:`_typed`)."""
+        return _typed(spark, self.plans, self.rows, times), spark.createDataFrame(
             self.rejected, "row_id bigint, reason string, record string"
         )
 
@@ -486,7 +492,18 @@ def trend_aggregation(
         event_type=event_type,
         partitions=partitions,
     )
-    return outcome.frame(df.sparkSession)
+    return outcome.frame(df.sparkSession, _time_type(df, time_col))
+
+
+def _time_type(df: Any, time_col: str) -> str | None:
+    """The Spark type of a DataFrame's time column when it holds moments: ``timestamp``
+    (also for ``date``, as Spark's ``window`` gives it) or ``timestamp_ntz``; else None."""
+    if time_col not in df.columns:
+        return None
+    name = df.schema[time_col].dataType.typeName()
+    return {"timestamp": "timestamp", "date": "timestamp", "timestamp_ntz": "timestamp_ntz"}.get(
+        name
+    )
 
 
 def _run(
@@ -627,10 +644,13 @@ def _combined(plans: Sequence[Any], partials: list[tuple[Any, ...]]) -> list[Any
     return [makers[q](k, group, vec) for (q, k, _), (group, vec) in sorted(runs.items())]
 
 
-def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any]) -> Any:
+def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any], times: str | None = None) -> Any:
     """The rows as a DataFrame, each column typed by the writers' rule on its values
     (:mod:`trendagg.spark.result_types`; the window bounds share one type), the columns
-    those of the workload's queries (a query's GROUP-BY attributes, then its outputs)."""
+    those of the workload's queries (a query's GROUP-BY attributes, then its outputs).
+    With ``times`` (``timestamp`` or ``timestamp_ntz``, the time column's type), the
+    window bounds are moments of that type, to the microsecond, as Spark's ``window``
+    gives them."""
     import pyarrow as pa
 
     from trendagg.spark.result_types import column_type
@@ -649,13 +669,31 @@ def _typed(spark: Any, plans: Sequence[Any], rows: Sequence[Any]) -> Any:
     bounds = column_type(starts + ends)
     header = ["query", "window_start", "window_end"]
     arrays = [pa.array([r.query for r in rows], pa.string())]
-    arrays += [_array(pa, starts, bounds), _array(pa, ends, bounds)]
+    if times is not None:
+        moment = pa.timestamp("us", tz="UTC" if times == "timestamp" else None)
+        arrays += [_moments(pa, starts, moment), _moments(pa, ends, moment)]
+    else:
+        arrays += [_array(pa, starts, bounds), _array(pa, ends, bounds)]
     cells = [("group", c, [r.group.get(c) for r in rows]) for c in group_cols]
     cells += [("values", c, [r.values.get(c) for r in rows]) for c in value_cols]
     for kind, name, values in cells:
         header.append(name if name not in header else f"{kind}.{name}")
         arrays.append(_array(pa, values, column_type(values)))
-    return spark.createDataFrame(pa.table(arrays, names=header))
+    table = pa.table(arrays, names=header)
+    if times == "timestamp_ntz":  # (Spark takes an Arrow timestamp without zone as its own)
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return spark.createDataFrame(table, from_arrow_schema(table.schema, True))
+    return spark.createDataFrame(table)
+
+
+def _moments(pa: Any, seconds: list[Any], kind: Any) -> Any:
+    """Epoch seconds (exact numbers) as Arrow timestamps of ``kind``: the nearest
+    microsecond (Spark's timestamps hold microseconds)."""
+    from fractions import Fraction
+
+    micros = [round(Fraction(s) * 1_000_000) for s in seconds]
+    return pa.array(micros, pa.int64()).cast(kind)
 
 
 def _array(pa: Any, values: list[object], kind: Any) -> Any:
@@ -701,6 +739,7 @@ def read_frame(
     path: str,
     columns: Sequence[str] | None = None,
     needed: Collection[str] | None = None,
+    checked: CheckedInput | None = None,
 ) -> tuple[Any, bool, tuple[tuple[str, int, int], ...], tuple[str, ...]]:
     """An event file or folder as a DataFrame, whether its cells are CSV text, the
     Parquet decimals that travel as text (name, precision, scale; see below), and the
@@ -714,27 +753,19 @@ def read_frame(
     columns a workload reads: Parquet decimals wider than Spark's 38 digits are left out
     when no query reads them; when one does, the driver reads the file with pyarrow and
     those decimals travel as their exact text, made decimals again in the workers. A
-    file the local reader refuses is refused with its message (see :func:`check_csv`,
-    :func:`trendagg.io.parquet.parquet_schema`).
+    file the local reader refuses is refused with its message: ``checked`` is the file
+    as :func:`~trendagg.spark.inputs.check_input` found it (checked here when None, its
+    columns aside).
     """
     from pathlib import Path
 
     import pyarrow as pa
 
-    from trendagg.io.formats import event_format
-    from trendagg.io.parquet import parquet_schema
-
+    if checked is None:
+        checked = check_input(path, columns)
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"event file '{path}' does not exist; check the path")
-    kind = event_format(p, None)
-    if columns is not None and kind != "csv":
-        raise InputError(
-            f"column names are for CSV files without a header row; {path} is {kind}, "
-            "whose columns are named in the file"
-        )
-    if kind == "parquet":
-        schema = parquet_schema(p, path)
+    if checked.kind == "parquet":
+        schema = checked.schema
         nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
         wide = [f.name for f in schema if pa.types.is_decimal(f.type) and f.type.precision > 38]
         used = [name for name in wide if needed is None or name in needed]
@@ -759,17 +790,13 @@ def read_frame(
             ]
             reader = reader.schema(StructType(fields))
         return reader.parquet(path), False, (), tuple(nanos)
-    if kind != "parquet" and p.is_dir():
-        raise InputError(
-            f"'{path}' is a folder; only Parquet datasets can be read from a folder, "
-            f"so pass one {kind} file or fmt='parquet'"
+    if checked.kind == "csv":
+        assert checked.names is not None
+        reader = csv_reader(
+            spark.read, checked.names, header=columns is None, multiline=checked.multiline
         )
-    if kind == "csv":
-        header, multiline, readable = check_csv(p, path, has_header=columns is None)
-        names = header if columns is None else [c.strip() for c in columns]
-        reader = csv_reader(spark.read, names, header=columns is None, multiline=multiline)
-        return reader.csv(readable), True, (), ()
-    frame = json_lines(spark.read.text(check_jsonl(p, path)), keep_blank=True)
+        return reader.csv(checked.readable), True, (), ()
+    frame = json_lines(spark.read.text(checked.readable), keep_blank=True)
     return frame, False, (), ()
 
 
@@ -821,100 +848,31 @@ def _decimal_types(schema: Any) -> tuple[tuple[str, int, int], ...]:
     )
 
 
-def check_csv(path: Any, source: str, *, has_header: bool) -> tuple[list[str], bool, str]:
-    """A CSV file checked on the driver as the local reader checks it (an empty file, a
-    duplicate header name, text that is not UTF-8, a quoted cell never closed are refused
-    with its messages): its header, whether a quoted cell may hold a line break, and the
-    path Spark reads (gzip content without a .gz name is linked under a .gz name, as Spark
-    tells compression by the name). One pass over the bytes, at disk speed."""
-    import codecs
-
-    from trendagg.io.csv import check_quotes, header, not_utf8
-    from trendagg.io.formats import Input, is_gzip, open_binary
-
-    file = Input(path, source, "csv", is_gzip(path))
-    names = header(file, None) if has_header else []
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    quotes = 0
-    try:
-        with open_binary(path, file.gzipped) as handle:
-            while chunk := handle.read(1 << 22):
-                decoder.decode(chunk)
-                quotes += chunk.count(b'"')
-            decoder.decode(b"", final=True)
-    except UnicodeDecodeError as error:
-        raise not_utf8(source, error) from None
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read {source} as CSV ({error}); check the file") from None
-    if quotes % 2:
-        check_quotes(file)
-    return names, quotes > 0, _spark_path(path, file.gzipped)
-
-
-def check_jsonl(path: Any, source: str) -> str:
-    """A JSON Lines file checked on the driver as the local reader checks it (a file that
-    is one JSON array is refused with its message): the path Spark reads."""
-    from trendagg.io.formats import is_gzip, open_binary
-    from trendagg.io.jsonl import JSON_BLANKS, refuse_json_array
-
-    gzipped = is_gzip(path)
-    try:
-        with open_binary(path, gzipped) as handle:
-            for number, line in enumerate(handle, start=1):
-                if number == 1:
-                    line = line.removeprefix(b"\xef\xbb\xbf")
-                text = line.decode("utf-8", "replace").strip(JSON_BLANKS)
-                if text and "\ufffd" not in text:
-                    refuse_json_array(text, source)
-                    break
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read {source} ({error}); check the file") from None
-    return _spark_path(path, gzipped)
-
-
-def _spark_path(path: Any, gzipped: bool) -> str:
-    """The path Spark reads: gzip content without a .gz name is linked under a .gz name,
-    as Spark tells compression by the name."""
-    import atexit
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    if not gzipped or Path(path).suffix.lower() == ".gz":
-        return str(path)
-    folder = tempfile.mkdtemp(prefix="trendagg-")
-    atexit.register(shutil.rmtree, folder, True)
-    link = Path(folder) / (Path(path).name + ".gz")
-    link.symlink_to(Path(path).resolve())
-    return str(link)
-
-
 def collect(
     spark: Any,
     path: str,
     workload: Any,
     columns: Sequence[str] | None = None,
+    checked: CheckedInput | None = None,
     **options: Any,
 ) -> tuple[list[Any], list[tuple[int, str, str]], int, list[str] | None, int]:
     """For the CLI: result rows and rejected rows on the driver (with their row numbers in
     the input, from 1, as the local readers number them), the rows read, the input's
     columns (None for JSON Lines, whose keys only the rows know) and the distinct partition
-    keys (:class:`~trendagg.plan.routing.KeysSeen`, as the local engines count them)."""
-    from trendagg.io.options import ReadOptions
+    keys (:class:`~trendagg.plan.routing.KeysSeen`, as the local engines count them).
+    ``checked``: the file as :func:`~trendagg.spark.inputs.check_input` found it before
+    Spark started (checked here when None)."""
     from trendagg.plan.compile import attributes_read
 
     _, plans, _ = prepare(workload, options.get("strategy", "hamlet"))
-    needed = attributes_read(plans) | {
-        options.get("type_col", "type"),
-        options.get("time_col", "time"),
-    }
-    df, csv_cells, decimals, nanos = read_frame(spark, path, columns, needed)
-    if RECORD not in df.columns:  # the local readers' message for a missing column
-        reading = ReadOptions(
-            options.get("type_col", "type"),
-            options.get("time_col", "time"),
-            options.get("event_type"),
-        )
+    reading = ReadOptions(
+        options.get("type_col", "type"), options.get("time_col", "time"), options.get("event_type")
+    )
+    if checked is None:
+        checked = check_input(path, columns, reading)
+    needed = attributes_read(plans) | {reading.type_col, reading.time_col}
+    df, csv_cells, decimals, nanos = read_frame(spark, path, columns, needed, checked)
+    if RECORD not in df.columns:  # (as checked; Spark's columns are the engine's input)
         reading.check_columns([c for c in df.columns if c != CSV_RAW], path)
     outcome = _run(df, workload, csv_cells=csv_cells, decimals=decimals, nanos=nanos, **options)
     # Spark's row id is (input partition << 33) + the row's place in it; the rows of each

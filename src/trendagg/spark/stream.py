@@ -63,6 +63,7 @@ from trendagg.spark.checkpoint import (
     checkpoint_settings,
     start_holding,
 )
+from trendagg.spark.inputs import source_format_of
 from trendagg.spark.partials import (
     ARROW_ROWS,
     check_frame_columns,
@@ -208,27 +209,6 @@ def parse_lateness(text: str | float | int) -> float:
 # ----------------------------------------------------------------------------- sources
 
 
-def _source_format(path: Path, given: str | None) -> str:
-    """csv, json or parquet: as given, else from the first file of the directory whose name
-    the readers know (the rules of :func:`trendagg.io.formats.event_format`)."""
-    from trendagg.io.formats import event_format
-
-    spark_name = {"csv": "csv", "jsonl": "json", "parquet": "parquet"}
-    if given:
-        return spark_name[event_format(path, given)]
-    for file in sorted(path.iterdir(), key=lambda p: p.name.lower()):
-        if not file.is_file() or file.name.startswith((".", "_")):
-            continue
-        try:
-            return spark_name[event_format(file, None)]
-        except InputError:
-            continue
-    raise InputError(
-        f"cannot tell the format of the files in '{path}' (none ends in .csv, .jsonl, .json "
-        f"or .parquet): pass --source-format csv|json|parquet"
-    )
-
-
 def read_stream(
     spark: Any,
     source: str,
@@ -263,7 +243,7 @@ def read_stream(
             f"stream source '{source}' is not a directory: give a directory that files arrive "
             f"in, socket://HOST:PORT, or rate://"
         )
-    kind = _source_format(path, source_format)
+    kind = source_format_of(path, source_format)
     reader = spark.readStream
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
@@ -1003,7 +983,16 @@ def stream_trends(
     from trendagg.spark.session import spark_session
 
     csv_cells = False
-    if isinstance(source, str):
+    if isinstance(source, str):  # (checked before Spark starts, as the local readers check)
+        from trendagg.io.options import ReadOptions
+        from trendagg.spark.inputs import check_source
+
+        check_source(
+            source,
+            ReadOptions(type_col, time_col, event_type),
+            source_format=source_options.get("source_format"),
+            schema=source_options.get("schema"),
+        )
         session = spark if spark is not None else spark_session()
         source, csv_cells = read_stream(session, source, **source_options)
     kept = checkpoint_settings(checkpoint)  # a resumed stream keeps its keys
