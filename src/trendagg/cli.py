@@ -1,4 +1,4 @@
-"""The ``trendagg`` command line: run, stream, check, explain, generate, demo.
+"""The ``trendagg`` command line: run, stream, check, explain, generate, demo, warm.
 
 Errors a user can fix (a bad query, a missing column, an unknown option value,
 an output path that would overwrite an input, an optional dependency not

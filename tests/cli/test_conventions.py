@@ -115,6 +115,21 @@ def test_without_pyspark_spark_commands_name_an_install_that_works(
     assert "--engine local" in line  # (stream: run --engine local reads a file)
 
 
+def test_without_pyspark_the_python_api_names_an_install_that_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """trendagg.spark's entry points (not only the CLI) give the same one line."""
+    from trendagg.extras import MissingDependency
+    from trendagg.spark.session import require_pyspark
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(MissingDependency) as raised:
+        require_pyspark()
+    line = str(raised.value)
+    assert "needs pyspark, which is not installed: pip install '.[spark]'" in line
+    assert "trendagg[spark]" not in line and "--engine local" in line
+
+
 def test_explain_plot_without_matplotlib_names_the_install(
     workload: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

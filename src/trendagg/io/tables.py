@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from trendagg.errors import ExecutionError
+from trendagg.extras import require
 from trendagg.io.batch import Stamps
 from trendagg.io.results import ResultRow
 from trendagg.io.writers import arrow_column, table_cells
@@ -108,12 +108,7 @@ def results_frame(
     windows: Mapping[str, Window] | None = None,
 ) -> Any:
     """The DataFrame of :meth:`Results.to_pandas`."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ExecutionError(
-            "to_pandas() needs pandas: pip install 'trendagg[pandas]' (or use to_arrow())"
-        ) from None
+    pd = require("pandas", "to_pandas()", "or use to_arrow()")
     import pyarrow as pa
 
     header, arrays, big = _columns(rows, stamps, windows)

@@ -11,21 +11,15 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from trendagg.errors import ExecutionError
+from trendagg.extras import require
 
 # Ctrl-C received while a SparkSession of this process ran (see record_interrupts)
 _INTERRUPTED = threading.Event()
 
 
 def require_pyspark() -> Any:
-    """Import pyspark or say how to install it."""
-    try:
-        import pyspark
-    except ImportError:
-        raise ExecutionError(
-            "the Spark engine needs PySpark: pip install 'trendagg[spark]' "
-            "(or run with --engine local)"
-        ) from None
-    return pyspark
+    """Import pyspark or say in one line how to install it (:mod:`trendagg.extras`)."""
+    return require("pyspark", "the Spark engine", "or run with --engine local")
 
 
 def require_java() -> None:
