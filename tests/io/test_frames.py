@@ -295,7 +295,10 @@ def test_to_pandas_without_pandas_says_what_to_install(monkeypatch: pytest.Monke
         [{"type": "A", "time": 1}, {"type": "B", "time": 2}],
     )
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(trendagg.InputError, match=r"needs pandas, which is not installed: pip install pandas; or use to_arrow"):
+    with pytest.raises(
+        trendagg.InputError,
+        match=r"needs pandas, which is not installed: pip install pandas; or use to_arrow",
+    ):
         rows.to_pandas()
     assert rows.to_arrow().num_rows == 1
 
