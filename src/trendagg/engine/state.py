@@ -5,6 +5,11 @@ are closures and cannot be pickled. They are stored by reference: a plan as
 its query name, a predicate as "the function at this path in that plan", and
 restored from the plans the loader compiled once. Everything else (graphs,
 registers, frontiers, buffered bursts, statistics) is plain data.
+
+The data is the engine's own classes as they are: a state written by one version of
+trendagg may name a class another moved or changed (a stream's checkpoint kept across
+an upgrade). Such a state is refused with what to do (:class:`StateCodec.loads`), not
+resumed half-read.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import pickle
 import types
 from typing import Any
 
+from trendagg.errors import InputError
 from trendagg.plan.compile import QueryPlan
 
 Path = tuple[object, ...]
@@ -115,7 +121,16 @@ class StateCodec:
             size = int.from_bytes(data[len(_ZSTD) : len(_ZSTD) + 8], "little")
             packed = memoryview(data)[len(_ZSTD) + 8 :]
             data = pa.decompress(packed, decompressed_size=size, codec="zstd", asbytes=True)
-        return _Unpickler(io.BytesIO(data), self.plans).load()
+        try:
+            return _Unpickler(io.BytesIO(data), self.plans).load()
+        except (AttributeError, ImportError, pickle.UnpicklingError, EOFError) as exc:
+            raise InputError(
+                f"the engine state kept by this stream's checkpoint cannot be read by this "
+                f"version of trendagg ({type(exc).__name__}: {exc}): it was written by "
+                f"another one, whose classes differ; finish that stream with the version "
+                f"that started it, or start a new stream with another --checkpoint (and "
+                f"--output)"
+            ) from exc
 
 
 def dumps(runner: Any, plans: list[QueryPlan] | None = None) -> bytes:
