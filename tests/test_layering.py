@@ -41,15 +41,21 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(path: Path) -> list[tuple[str, str | None, int]]:
-    """(module, name or None, line) of each ``trendagg`` import of a source file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
+def _typing_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside ``if TYPE_CHECKING:`` blocks (imports for the type
+    checker only, never run)."""
+    return {
         id(node)
         for block in ast.walk(tree)
         if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
         for node in ast.walk(block)
     }
+
+
+def _imports(path: Path) -> list[tuple[str, str | None, int]]:
+    """(module, name or None, line) of each ``trendagg`` import of a source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = _typing_only(tree)
     found: list[tuple[str, str | None, int]] = []
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -160,12 +166,7 @@ def _external(path: Path) -> set[str]:
     """The top-level names of the packages outside trendagg a source file imports
     (lazy imports included, ``if TYPE_CHECKING:`` blocks left out)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for node in ast.walk(block)
-    }
+    typing_only = _typing_only(tree)
     found = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
