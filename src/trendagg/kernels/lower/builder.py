@@ -192,6 +192,23 @@ class Builder:
         transition into global state ``gs``; ``owner`` as :meth:`owner` returns it."""
         return int(self.qs_c[self.q["q_soff"][owner[gs]] + src])
 
+    def plain(self, qi: int) -> bool:
+        """Query ``qi`` keeps no state beside its registers: not on GLORIA's snapshots, no
+        NOT of its own (as a negative sub-pattern, a block or a trailing one), and none of
+        its states queued by a NOT, logged or indexed for a NEXT condition, or guarded.
+        Lazy windows and template classes take only such queries."""
+        q = self.q
+        lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
+        return (
+            qi not in self.on_gloria
+            and q["q_nkind"][qi] < 0
+            and q["q_blk"][qi] < 0
+            and q["q_trail"][qi] < 0
+            and not any(
+                gs in self.negs or gs in self.edges or gs in self.guards for gs in range(lo, hi)
+            )
+        )
+
     def filter_of(self, plan: QueryPlan, var: str) -> int:
         """The filter of ``var`` of ``plan``, one per binding rule."""
         info = plan.vars[var]

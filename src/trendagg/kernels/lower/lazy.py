@@ -66,13 +66,9 @@ def lazy_windows(b: Builder) -> None:
     for qi in range(n_all):
         lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
         plain = (
-            qi not in b.on_gloria
-            and q["q_nkind"][qi] < 0
-            and q["q_blk"][qi] < 0
-            and q["q_trail"][qi] < 0
+            b.plain(qi)
             and q["q_M"][qi] == 0
             and not b.parts[q["q_part"][qi]].qualified
-            and not any(gs in b.negs or gs in b.edges or gs in b.guards for gs in range(lo, hi))
             and _acyclic([[s for s in b.preds[gs] if s != gs - lo] for gs in range(lo, hi)])
         )
         if not plain:

@@ -45,13 +45,7 @@ def template_classes(b: Builder) -> None:
     for qi in range(n_all):
         part = b.parts[q["q_part"][qi]]
         lo, hi = q["q_soff"][qi], q["q_soff"][qi] + q["q_S"][qi]
-        plain = (
-            qi not in b.on_gloria
-            and q["q_nkind"][qi] < 0
-            and q["q_blk"][qi] < 0
-            and q["q_trail"][qi] < 0
-            and not any(gs in b.negs or gs in b.edges or gs in b.guards for gs in range(lo, hi))
-        )
+        plain = b.plain(qi)
         for gs in range(lo, hi):
             c = int(b.qs_c[gs])
             states.append((gs, c))
