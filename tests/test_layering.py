@@ -142,11 +142,19 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 
 # The compiled kernel's sublayers (issue #40): the lowering (plans and the sharing plan to
-# tables, pure Python), the loop (numba) and the runtime (the executor), which imports the
-# lowering. The lowering may import, of kernels/, only itself, the package (its options),
-# the NEXT conditions' compiler (edges.py, which the runtime reads too) and the modules of
-# the tables' named tuple types (kept where numba's cache finds them, see program.py).
+# tables, pure Python), the loop (numba) and the runtime (kernels/runtime/, the executor),
+# which imports the lowering and the loop. The lowering may import, of kernels/, only
+# itself, the package (its options), the NEXT conditions' compiler (edges.py, which the
+# runtime reads too) and the modules of the tables' named tuple types (kept where numba's
+# cache finds them, see program.py); the runtime's named tuples (executor.py) stay out of
+# the runtime for the same reason, so neither they nor the loop import it.
 LOWERING = "trendagg.kernels.lower"
+RUNTIME = "trendagg.kernels.runtime"
+NAMED_TUPLES = (
+    "trendagg.kernels.executor",
+    "trendagg.kernels.program",
+    "trendagg.kernels.gloria_program",
+)
 LOOP = (
     "trendagg.jit",
     "trendagg.kernels._engine",
@@ -182,6 +190,10 @@ def _lowering() -> list[str]:
     return sorted(m for m in MODULES if m == LOWERING or m.startswith(LOWERING + "."))
 
 
+def _runtime() -> list[str]:
+    return sorted(m for m in MODULES if m == RUNTIME or m.startswith(RUNTIME + "."))
+
+
 def _reached(starts: list[str]) -> set[str]:
     """The modules that importing ``starts`` imports, transitively (``starts`` included)."""
     seen: set[str] = set()
@@ -213,12 +225,27 @@ def test_the_runtime_imports_the_lowering_not_the_other_way_round() -> None:
         and t not in LOWERING_MAY_IMPORT
     ]
     assert outside == []
-    assert any(t.startswith(LOWERING + ".") for t in GRAPH["trendagg.kernels.executor"])
+    assert any(t.startswith(LOWERING + ".") for t in GRAPH[RUNTIME + ".executor"])
+
+
+def test_nothing_below_the_runtime_reaches_it() -> None:
+    """kernels/runtime/ may import the lowering, the loop and the named tuples; none of
+    them reaches a module of the runtime, through any chain of imports."""
+    below = _lowering() + list(LOOP) + list(NAMED_TUPLES)
+    reached = sorted(m for m in _reached(below) if m.startswith(RUNTIME))
+    assert reached == []
+    # (not vacuous: the runtime reaches each of them)
+    assert set(below) - {LOWERING} <= _reached([RUNTIME + ".executor"]) | {
+        "trendagg.kernels._borrow",
+        "trendagg.jit",
+    }
 
 
 def test_the_checks_see_the_package() -> None:
     """A guard against a vacuous pass: the graph holds the modules and edges it should."""
     assert "trendagg.kernels.executor" in MODULES
+    assert len(_runtime()) >= 8
+    assert _reached([RUNTIME + ".executor"]) >= set(_runtime()) - {RUNTIME}
     assert "trendagg.optimizer.plan" in GRAPH["trendagg.kernels.lower.program"]
     # the lowering's modules, each reached from its entry, and the loop's, that import numba
     assert len(_lowering()) >= 10

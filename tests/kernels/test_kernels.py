@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from helpers import canon
 from trendagg.engine import Runner, run_strategy
 from trendagg.io import from_records
-from trendagg.kernels import executor as kexec
 from trendagg.kernels.lower.program import lower
+from trendagg.kernels.runtime import executor as kexec
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
@@ -545,7 +545,7 @@ def test_the_events_kept_for_a_rebuild_hold_only_the_columns_the_queries_read(
     """The kernel keeps the open windows' events for a rebuild, of the columns its queries
     read only (a stream pickles them into its state each micro-batch): a rebuild from
     them gives the exact rows."""
-    from trendagg.kernels.executor import CompiledExecutor
+    from trendagg.kernels.runtime.executor import CompiledExecutor
     from trendagg.optimizer.plan import sharing_plan
 
     monkeypatch.setattr(kexec, "CHUNK", 7)

@@ -16,10 +16,11 @@ from test_kernels import STRATEGIES, _run, fed_in_cuts, merging_workloads, workl
 from helpers import canon
 from trendagg.engine import Runner
 from trendagg.generate import rideshare
-from trendagg.kernels import executor as kexec
 from trendagg.kernels.lower import lazy as klazy
 from trendagg.kernels.lower.lazy import lazy_window_specs
 from trendagg.kernels.lower.program import lower
+from trendagg.kernels.runtime import arrays
+from trendagg.kernels.runtime import executor as kexec
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
@@ -73,7 +74,7 @@ def _lazy_equal_twostep(text: str, records: list[dict[str, object]]) -> None:
             assert canon(_run(text, records, strategy)) == expected, strategy
         m.setattr(kexec, "CHUNK", 3)  # the state carried across kernel calls
         assert canon(_run(text, records, "hamlet")) == expected
-        m.setattr(kexec, "LAZY_POOL", 2)  # a full queue: replayed with a larger one
+        m.setattr(arrays, "LAZY_POOL", 2)  # a full queue: replayed with a larger one
         assert canon(_run(text, records, "greta")) == expected
 
 

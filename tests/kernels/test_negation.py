@@ -24,8 +24,9 @@ from test_kernels import STRATEGIES, _events, _run, fed_in_cuts
 from helpers import canon
 from trendagg.engine import Runner
 from trendagg.io import from_records
-from trendagg.kernels import executor as kexec
 from trendagg.kernels.lower.program import lower
+from trendagg.kernels.runtime import arrays
+from trendagg.kernels.runtime import executor as kexec
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload
@@ -104,7 +105,7 @@ def _assert_compiled_equal_twostep(
         assert canon(_run(text, records, strategy)) == expected, strategy
     with monkeypatch.context() as m:
         m.setattr(kexec, "CHUNK", 3)
-        m.setattr(kexec, "POOL", 1)  # grows (with a replay) as the queues and logs need
+        m.setattr(arrays, "POOL", 1)  # grows (with a replay) as the queues and logs need
         for strategy in STRATEGIES:
             assert canon(_run(text, records, strategy)) == expected, strategy
 
@@ -220,7 +221,7 @@ def test_negations_of_several_queries_share_registers_and_queues() -> None:
 def test_the_queue_pool_grows_and_the_results_stay_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many partitions, each with a between-NOT queue of many epochs (a D start between
     every two A's): a pool of one entry grows (replaying the open windows) to hold them."""
-    monkeypatch.setattr(kexec, "POOL", 1)
+    monkeypatch.setattr(arrays, "POOL", 1)
     records: list[dict[str, object]] = []
     for t in range(40):
         for g in range(30):

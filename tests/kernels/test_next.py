@@ -27,8 +27,8 @@ from trendagg.engine import run_strategy
 from trendagg.errors import InputError
 from trendagg.io import from_records
 from trendagg.io.batch import Column
-from trendagg.kernels import executor as kexec
 from trendagg.kernels.lower.program import lower
+from trendagg.kernels.runtime import executor as kexec
 from trendagg.language import parse
 from trendagg.optimizer.plan import sharing_plan
 from trendagg.plan.compile import compile_workload

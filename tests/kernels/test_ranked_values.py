@@ -2,7 +2,7 @@
 
 MIN and MAX over integers a float64 cannot tell apart (near and beyond 2**53,
 beyond int64, negative ones) and over words run in the kernel on ranks
-(:mod:`trendagg.kernels.ranks`): equal to twostep and to the Python engines in
+(:mod:`trendagg.kernels.runtime.ranks`): equal to twostep and to the Python engines in
 one batch, in kernel chunks of three events (new values renumber the open
 windows' registers) and fed to a Runner cut anywhere with watermarks. A SUM
 over a word stops the kernel with the Python engines' very error. The route of

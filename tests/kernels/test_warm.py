@@ -27,6 +27,7 @@ from trendagg.engine import run_strategy
 from trendagg.engine.runner import Runner
 from trendagg.io import from_records
 from trendagg.kernels import warm
+from trendagg.kernels.runtime import arrays
 from trendagg.kernels.warm import ALL, Kernel
 from trendagg.language import parse
 from trendagg.plan.compile import compile_workload
@@ -76,7 +77,7 @@ def test_each_warm_up_workload_runs_compiled_on_its_kernel(name: str) -> None:
     runner = Runner(compile_workload(parse(warm.WORKLOADS[name])), "hamlet")
     assert runner.sharing.on("python") == []
     kernel = runner.compiled
-    assert kernel._queues() is (name == "queues")
+    assert arrays.queues(kernel) is (name == "queues")
     assert warm.kernels_of(kernel) == {Kernel("run_chunk", name)}
     prog = kernel.prog
     if name == "queues":  # a NOT, a NEXT index and a NEXT log

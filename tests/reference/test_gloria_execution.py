@@ -344,9 +344,9 @@ def test_a_full_ring_of_snapshots_grows_and_replays(monkeypatch: pytest.MonkeyPa
     one slot, E3's queries under snapshots of A (a snapshot per A event, several in a
     window) fill it; the run doubles it and replays the open windows, until every
     snapshot of a window fits, with GRETA's rows."""
-    from trendagg.kernels import executor
+    from trendagg.kernels.runtime import arrays
 
-    monkeypatch.setattr(executor, "RING", 1)
+    monkeypatch.setattr(arrays, "RING", 1)
     plans = compile_workload(parse(E3))
     spec = " ".join(f"{'cabd'[i % 4] if i % 8 else 'c'}{i}" for i in range(60))
     events = from_records(stream(spec)).events

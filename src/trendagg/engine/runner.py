@@ -137,7 +137,7 @@ class Runner:
         self.sharing = sharing = replace(sharing, sharon=None, gloria=None)
         fast = [plans[q] for q in sharing.on("compiled")]
         if fast:
-            from trendagg.kernels.executor import CompiledExecutor
+            from trendagg.kernels.runtime.executor import CompiledExecutor
             from trendagg.kernels.warm import notice_before_compile
 
             self.compiled = CompiledExecutor(fast, sharing, log=LOGGED_DECISIONS if log else 0)

@@ -159,10 +159,12 @@ def missing(kernels: Iterable[Kernel] = ALL, folder: Path | None = None) -> list
 
 
 def kernels_of(executor: Any) -> set[Kernel]:
-    """The kernels a compiled executor (``trendagg.kernels.executor.CompiledExecutor``)
+    """The kernels a compiled executor (``trendagg.kernels.runtime.executor.CompiledExecutor``)
     runs: the per-event loop of its build, and the snapshot loop when it has a
     GLORIA or SHARON program."""
-    variant = "queues" if executor._queues() else "plain"
+    from trendagg.kernels.runtime import arrays
+
+    variant = "queues" if arrays.queues(executor) else "plain"
     roots = ("run_chunk", "run_gloria") if executor.gp is not None else ("run_chunk",)
     return {Kernel(root, variant) for root in roots}
 
@@ -172,7 +174,7 @@ def kernels_for(plans: Sequence[Any], strategy: str) -> set[Kernel]:
     group's executor, as a worker's Runner builds it (for sharon and gloria, whose plan
     waits for the rates of the events, the snapshot loop of each build is counted too:
     other rates may share what rate 1 does not)."""
-    from trendagg.kernels.executor import CompiledExecutor
+    from trendagg.kernels.runtime.executor import CompiledExecutor
     from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.routing import query_groups
 
@@ -318,7 +320,7 @@ def compile_variant(name: str, snapshots: bool = False) -> str:
     with ``snapshots`` the snapshot loop's too); returns what each root took."""
     from trendagg.io import from_records
     from trendagg.kernels import _engine, _gloria
-    from trendagg.kernels.executor import CompiledExecutor
+    from trendagg.kernels.runtime.executor import CompiledExecutor
 
     said = []
     steps = [("run_chunk", False, _engine.run_chunk, _records)]

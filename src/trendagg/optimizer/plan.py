@@ -208,7 +208,7 @@ def _unnested(plan: QueryPlan) -> str | None:
 
     The kernel keeps, for the attributes that apply to every variable, template
     partitions that the other variables' (wildcard) events update and that a new
-    partition starts from (:mod:`trendagg.kernels.executor`). That needs one positive
+    partition starts from (:mod:`trendagg.kernels.runtime.executor`). That needs one positive
     variable with every partition attribute (docs/semantics.md: the partitions are then its
     keys; else they are products of values): the qualified attributes, all of one
     positive variable, and no attribute name twice.

@@ -1,6 +1,6 @@
 """The lowering: a compiled workload's plans and its sharing plan to the tables the
 kernel loops over. Pure Python: no numba, nothing of the loop modules
-(``tests/test_layering.py`` checks it); the runtime (:mod:`trendagg.kernels.executor`)
+(``tests/test_layering.py`` checks it); the runtime (:mod:`trendagg.kernels.runtime`)
 imports it, never the other way round.
 
 :func:`~trendagg.kernels.lower.program.lower` takes the queries the plan routes to the

@@ -58,11 +58,11 @@ class Partitioning:
     With qualified attributes (``qualified``: the type of the variable they apply
     to, and the positions of the unqualified ones), there are two ``levels`` of
     instances: of the unqualified attributes (templates: their keys have
-    :data:`~trendagg.kernels.executor.WILD` at the qualified positions) and of all.
+    :data:`~trendagg.kernels.runtime.instances.WILD` at the qualified positions) and of all.
     An event of any other type (a wildcard for the qualified attributes) is
     processed in the template of its key and in every instance that agrees with it;
     a new instance starts as a copy of its template, which has seen every event that
-    the new one would have (see :mod:`~trendagg.kernels.executor`).
+    the new one would have (see :mod:`~trendagg.kernels.runtime.executor`).
     """
 
     attrs: tuple[str, ...]  # sorted partition attribute names
