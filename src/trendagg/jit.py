@@ -6,7 +6,8 @@ nothing else: a change to a helper it calls from another module (``mulmod`` of
 and the next run executes the old code, silently. Here every cached function of
 trendagg gets a locator of its own (:class:`KernelLocator`): its stamp is the
 digest of all the files listed in :data:`SOURCES` (the modules whose functions
-are compiled, the intrinsics they use and the options they compile with), and the
+are compiled, the intrinsics they use, the options they compile with and the named
+tuples they take), and the
 folder it caches in is named by that digest, so a change to any of them compiles
 anew, and two copies of the same sources (a clone, an executor's unpacked
 archive, a worktree) load the same cache whatever their files' times.
@@ -43,6 +44,12 @@ SOURCES = (
     "kernels/_gloria.py",
     "kernels/_rns.py",
     "io/_scan.py",
+    # the modules of the named tuples the kernels take: numba keys a cached kernel by its
+    # arguments' types, a named tuple's by its class's module and name and not its fields,
+    # so a field renamed or moved there would run the cached code on the wrong arrays
+    "kernels/program.py",
+    "kernels/gloria_program.py",
+    "kernels/executor.py",
 )
 _PRUNE_AFTER = 24 * 3600  # seconds: a folder of other sources unused this long is removed
 

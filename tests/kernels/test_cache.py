@@ -79,6 +79,77 @@ def test_numbas_own_locator_would_run_the_old_helper(tmp_path: Path) -> None:
     assert _probe(root, tmp_path / "cache", own) == "15 1"  # stale
 
 
+FIELDS_PROBE = """
+
+from trendagg.kernels.executor import Out as _ProbeOut  # noqa: E402
+
+
+@njit(**JIT_OPTIONS)
+def probe_fields(out):
+    return out.n
+"""
+
+
+def _fields_probe(root: Path, cache: Path, locators: str | None = None) -> str:
+    """``probe_fields(Out(1, 2, 3, 4))`` (it reads the field ``n``) in a fresh process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(cache))
+    if locators:
+        env["NUMBA_CACHE_LOCATOR_CLASSES"] = locators
+    code = (
+        "from trendagg.kernels import _engine\n"
+        "print(_engine.probe_fields(_engine._ProbeOut(1, 2, 3, 4)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _swap_out_fields(root: Path) -> None:
+    path = root / "trendagg" / "kernels" / "executor.py"
+    text = path.read_text(encoding="utf-8")
+    assert '"Out", "n key add ext"' in text
+    path.write_text(text.replace('"Out", "n key add ext"', '"Out", "key n add ext"'))
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="needs the compiler")
+@pytest.mark.parametrize(("locators", "after"), [(None, "2"), ("UserProvidedCacheLocator", "1")])
+def test_a_named_tuple_whose_fields_change_compiles_anew(
+    tmp_path: Path, locators: str | None, after: str
+) -> None:
+    """numba keys a cached kernel by its named tuple argument's class, not its fields: with
+    its own locator, ``Out``'s fields swapped in executor.py leave the cached code reading
+    the old position (1, where ``n`` is now 2); trendagg's digest covers that module."""
+    root = tmp_path / "src"
+    shutil.copytree(jit.PACKAGE, root / "trendagg", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(root / "trendagg" / "kernels" / "_engine.py", "a", encoding="utf-8") as f:
+        f.write(FIELDS_PROBE)
+    cache = tmp_path / "cache"
+    assert _fields_probe(root, cache, locators) == "1"
+    _swap_out_fields(root)
+    assert _fields_probe(root, cache, locators) == after
+
+
+def test_the_named_tuples_the_kernels_take_are_in_the_digest() -> None:
+    from trendagg.kernels import executor, gloria_program, program
+
+    tuples = [
+        program.Program,
+        gloria_program.Gloria,
+        executor.State,
+        executor.Events,
+        executor.Scratch,
+        executor.Out,
+        executor.GState,
+        executor.GScratch,
+    ]
+    for kind in tuples:
+        module = kind.__module__.removeprefix("trendagg.").replace(".", "/") + ".py"
+        assert module in jit.SOURCES, kind
+
+
 def test_copies_of_the_same_sources_share_a_digest_and_any_change_makes_another(
     tmp_path: Path,
 ) -> None:

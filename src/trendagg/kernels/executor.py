@@ -3,7 +3,9 @@ chunk's events (:data:`Events`), scratch (:data:`Scratch`), output (:data:`Out`)
 snapshot loop's state and scratch (:data:`GState`, :data:`GScratch`).
 
 Only these stay here: numba's on-disk cache records an argument's type by its class's
-module path, so moving them would make loading the shared cache fail. The executor
+module path (and not its fields: this file is one of :data:`trendagg.jit.SOURCES`, so a
+field changed here compiles anew), so moving them would make loading the shared cache
+fail. The executor
 that fills them is :mod:`trendagg.kernels.runtime` (its
 :class:`~trendagg.kernels.runtime.executor.CompiledExecutor`).
 """

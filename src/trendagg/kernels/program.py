@@ -3,11 +3,10 @@
 The lowering that fills it is :mod:`trendagg.kernels.lower` (its fields, pass by pass,
 in :mod:`trendagg.kernels.lower.program`). The type stays in this module until the loop
 is split (issue #40): numba's cache keys a compiled kernel by its argument types, and a
-named tuple's type by its class's module and name, so a ``Program`` defined elsewhere
-compiles every kernel anew (about ten minutes of both cores), and a cache of the same
-sources made before (:func:`trendagg.jit.digest` does not cover this file) fails to
-load with ``ModuleNotFoundError: No module named 'trendagg.kernels.program'``. The loop's
-split, which compiles anew anyway, moves it beside the loop's other tables.
+named tuple's type by its class's module and name (not its fields: this file is one
+of :data:`trendagg.jit.SOURCES`, so a field changed here compiles anew), so a ``Program``
+defined elsewhere would compile every kernel anew (about ten minutes of both cores). The
+loop's split, which compiles anew anyway, moves it beside the loop's other tables.
 """
 
 from __future__ import annotations
