@@ -35,20 +35,26 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
-def _probe(root: Path, cache: Path, locators: str | None = None) -> str:
+def _run(root: Path, cache: Path, code: str, locators: str | None = None) -> str:
+    """What ``code`` prints in a fresh process importing ``root``'s trendagg, caching in
+    ``cache`` (with numba's locators ``locators``, else trendagg's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env.update(PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(cache))
     if locators:
         env["NUMBA_CACHE_LOCATOR_CLASSES"] = locators
-    code = (
-        "from trendagg.kernels import _engine\n"
-        "print(_engine.probe_mulmod(3, 5), sum(_engine.probe_mulmod.stats.cache_hits.values()))"
-    )
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def _probe(root: Path, cache: Path, locators: str | None = None) -> str:
+    code = (
+        "from trendagg.kernels import _engine\n"
+        "print(_engine.probe_mulmod(3, 5), sum(_engine.probe_mulmod.stats.cache_hits.values()))"
+    )
+    return _run(root, cache, code, locators)
 
 
 def _double_mulmod(root: Path) -> None:
@@ -92,19 +98,11 @@ def probe_fields(out):
 
 def _fields_probe(root: Path, cache: Path, locators: str | None = None) -> str:
     """``probe_fields(Out(1, 2, 3, 4))`` (it reads the field ``n``) in a fresh process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(cache))
-    if locators:
-        env["NUMBA_CACHE_LOCATOR_CLASSES"] = locators
     code = (
         "from trendagg.kernels import _engine\n"
         "print(_engine.probe_fields(_engine._ProbeOut(1, 2, 3, 4)))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return _run(root, cache, code, locators)
 
 
 def _swap_out_fields(root: Path) -> None:
