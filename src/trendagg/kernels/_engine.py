@@ -1,7 +1,7 @@
 """The compiled per-event loop of GRETA and HAMLET (numba).
 
 One call runs a chunk of events (sorted by time) through the workload's
-program (see :mod:`trendagg.kernels.program` for the array layout) and the
+program (see :mod:`trendagg.kernels.lower` for the array layout) and the
 state arrays, which persist between calls. Per time group (events of equal
 time are never adjacent, GRETA Section 4): windows that end by that time
 are closed and their rows written out; bursts of partitions that see another
@@ -29,12 +29,12 @@ An event is processed in its partition instance (``pid``) and, for a
 partitioning with qualified attributes, in every instance that agrees with it
 (``xptr``/``xinst``: an event that the qualified attributes do not apply to is a
 wildcard for them). An instance made at a time group starts there as a copy of
-its template (``cp_*``; see :mod:`trendagg.kernels.executor`). A class that only
+its template (``cp_*``; see :mod:`trendagg.kernels.runtime.instances`). A class that only
 wildcard events reach (``c_tmpl``) is the same in every instance as in the
 template: it is processed in the template alone, and read there (``st.itmpl``).
 
 A lazy window spec (many windows per event, see
-:meth:`~trendagg.kernels.program._Lowering.lazy_windows`) keeps no window slots:
+:func:`~trendagg.kernels.lower.lazy.lazy_windows`) keeps no window slots:
 its bindings are computed once per time group (``_lazy_phase1``) as rows of a
 matrix per instance, inserted by ``_lazy_insert_all``, and its windows written
 by ``_lazy_close`` (the comment block "lazy windows" below).
@@ -42,7 +42,7 @@ by ``_lazy_close`` (the comment block "lazy windows" below).
 Registers are residues modulo the primes ``P`` (lane-minor: register r,
 lane l at ``r * L + l``); minima and maxima are float64 (NaN = none: an
 extreme column holds NaN where an event has no value for it, so a hidden
-extreme of the integers skips the decimals, see :mod:`~trendagg.kernels.program`).
+extreme of the integers skips the decimals, see :mod:`~trendagg.kernels.lower.core`).
 A burst's own minima and maxima start at +inf and -inf instead, so that the
 per-event update is two plain comparisons (a NaN compares false). A burst
 without a value leaves an infinity only in a hidden extreme of the integers
@@ -285,7 +285,7 @@ def _insert(prog, st, ev, sc, q, s, inst, k, tg, e, vec, vext, qs):  # type: ign
 
 
 # ----------------------------------------------------------------------------- negation
-# A queue (negated transition or trailing results, see program.negations) per instance
+# A queue (negated transition or trailing results, see lower/negation.py) per instance
 # and window slot: four words in st.nq (window, first entry, last entry, entries), its
 # running total in st.nqa/st.nqe, entries in the pool (pnext, ptg: the time group of the
 # entry's first vertex, padd, pext); st.pool: free list, full (1), entries in use, most
@@ -1302,7 +1302,7 @@ def _burst_replay(prog, st, ev, sc, b, inst, first):  # type: ignore[no-untyped-
 
 
 # ----------------------------------------------------------------------------- lazy windows
-# A lazy window spec (program._Lowering.lazy_windows) keeps, per partition instance, the
+# A lazy window spec (lower/lazy.py's lazy_windows) keeps, per partition instance, the
 # registers of each state class split by the start slide of their trends: X[c][p] sums
 # the registers of c's vertices over the trends that start in slide p (the slide of time
 # t is khi(t), the end of the window numbers of t). A trend is in window k iff it starts

@@ -1,6 +1,6 @@
 """The compiled loop of GLORIA plans (and of SHARON plans as Q-sets): snapshots and
 coefficients (spec ``../shared/specs/gloria.md``, section 3; the readable executor is
-:mod:`trendagg.reference.gloria`, the tables :mod:`trendagg.kernels.gloria_program`).
+:mod:`trendagg.reference.gloria`, the tables :mod:`trendagg.kernels.lower.snapshots`).
 
 It runs a chunk's events for the plan's member queries before :func:`~trendagg.kernels.
 _engine.run_chunk` runs them for the others: the two share the events' arrays, the
@@ -30,7 +30,7 @@ A ring holds ``R`` snapshots per instance; when a snapshot finds it full the cal
 4 and the executor replays the open windows with twice the slots.
 
 Two shortcuts of SHARON's (spec ``../shared/specs/sharon.md``, section 3.4), exact for
-any plan they apply to (see :mod:`~trendagg.kernels.gloria_program`):
+any plan they apply to (see :mod:`~trendagg.kernels.lower.snapshots`):
 
 - *START groups*: an event that would take a snapshot joins the last one instead (its
   identity entry added to that snapshot's) while the blocks its context reads are at the
