@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test ci check-wheel test-slow lint docs bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria bench-gloria-exec profile check-python clean
+.PHONY: demo test ci check-wheel test-slow lint docs bench bench-quick bench-kernel bench-axes bench-varied bench-windows bench-edge bench-spark bench-stream bench-sharon bench-gloria bench-gloria-exec bench-before-after profile check-python clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "trendagg needs Python 3.11 or newer; set PYTHON=python3.11 (or newer)")'
@@ -93,6 +93,13 @@ bench-gloria: $(VENV)/.bench
 # and Fig. 19's bursty simple and complex workloads (about 12 minutes; --quick: 1 minute)
 bench-gloria-exec: $(VENV)/.bench
 	$(BIN)/python benchmarks/gloria_execution.py
+
+# the compiled engine of commit BASE against this tree on every kernel benchmark's workloads
+# (uniform 1M and 10M, the axes, the varied workload, SHARON's and GLORIA's compiled sweeps),
+# alternating fresh processes on one core, same rows checked (issue #40): BASE=REV
+bench-before-after: $(VENV)/.bench
+	@test -n "$(BASE)" || { echo "say which commit to compare with: make bench-before-after BASE=REV"; exit 2; }
+	$(BIN)/python benchmarks/kernel_before_after.py --base $(BASE)
 
 # the documentation site, offline, into site/; strict: a warning (a broken link, a docstring
 # mkdocstrings cannot read) fails it. Part of `make ci`, not of `make test`.
