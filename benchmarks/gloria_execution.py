@@ -26,7 +26,7 @@ Strategies, each configuration in a fresh process, rows checked equal across the
 
 - ``gloria``: GLORIA's plan (rates estimated from the stream, per signature; the
   kernel's cost model, as a run plans), run by the compiled kernel's snapshots
-  (``trendagg.kernels._gloria``); the queries outside a shared Q-set follow the hamlet
+  (``trendagg.kernels.loop.snapshots``); the queries outside a shared Q-set follow the hamlet
   plan;
 - ``gloria-paper``: GLORIA's plan under the paper's cost model (Eqs. 2-4), same
   executor (the compiled sweeps);

@@ -40,14 +40,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-ENGINE = HERE.parent / "src" / "trendagg" / "kernels" / "_engine.py"
-# a kernel function's name in a mangled symbol: ..._engine<len><name>B<digits>...
-_NAME = re.compile(r"(?:_engine|_rns|_borrow)\d+(\w+?)B\d")
+LOOP = HERE.parent / "src" / "trendagg" / "kernels" / "loop"
+# a kernel function's name in a mangled symbol: ...loop<len><module><len><name>B<digits>...
+_NAME = re.compile(r"(?:loop\d+\w+?|_rns|_borrow)\d+(\w+?)B\d")
 
 
 def cache_dir() -> Path:
     """The debug build's numba cache: one per version of the kernel's source."""
-    digest = hashlib.sha256(ENGINE.read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(
+        b"".join(f.read_bytes() for f in sorted(LOOP.glob("*.py")))
+    ).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / "trendagg-profile" / digest
 
 
@@ -57,7 +59,7 @@ def child(config: dict[str, Any]) -> None:
     os.sched_setaffinity(0, {int(config["cpu"])})
     sys.path.insert(0, str(HERE))
     from trendagg.engine import Runner
-    from trendagg.kernels import _engine
+    from trendagg.kernels.loop import chunk
     from trendagg.language import parse
     from trendagg.plan.compile import compile_workload
 
@@ -71,7 +73,7 @@ def child(config: dict[str, Any]) -> None:
     seconds = time.perf_counter() - started
     folder = Path(config["cache"])
     kernels = []
-    for sig, cres in _engine.run_chunk.overloads.items():
+    for sig, cres in chunk.run_chunk.overloads.items():
         obj = folder / f"run_chunk-{hashlib.sha256(str(sig).encode()).hexdigest()[:12]}.o"
         try:
             obj.write_bytes(cres.library._get_compiled_object())

@@ -7,7 +7,7 @@ in a fresh process (its own peak memory), rows checked equal across strategies:
 
 - ``sharon``: SHARON's optimal plan (rates estimated from the stream's first events,
   weighed by the kernel's cost model, the default), on the compiled kernel (its
-  snapshots: ``trendagg.kernels._gloria``); where no sub-sequence pays, the hamlet plan;
+  snapshots: ``trendagg.kernels.loop.snapshots``); where no sub-sequence pays, the hamlet plan;
 - ``sharon-paper``: the plan the paper's cost model (Eq. 1-8) chooses, same executor;
 - ``sharon-greedy``: GWMIN's plan on the paper's model's graph, same executor;
 - ``sharon-python``: the paper's model's plan on the reference executor;

@@ -2,7 +2,7 @@
 
 numba stamps a cached function with the content of the file that defines it and
 nothing else: a change to a helper it calls from another module (``mulmod`` of
-``_rns.py``, called from ``_engine.py``) leaves the cache of the caller in place,
+``_rns.py``, called from ``loop/core.py``) leaves the cache of the caller in place,
 and the next run executes the old code, silently. Here every cached function of
 trendagg gets a locator of its own (:class:`KernelLocator`): its stamp is the
 digest of all the files listed in :data:`SOURCES` (the modules whose functions
@@ -40,9 +40,20 @@ SOURCES = (
     "jit.py",
     "kernels/__init__.py",  # (the package is the folder that holds this one)
     "kernels/_borrow.py",
-    "kernels/_engine.py",
-    "kernels/_gloria.py",
     "kernels/_rns.py",
+    "kernels/loop/__init__.py",
+    "kernels/loop/arith.py",
+    "kernels/loop/results.py",
+    "kernels/loop/edges.py",
+    "kernels/loop/indexes.py",
+    "kernels/loop/negation.py",
+    "kernels/loop/core.py",
+    "kernels/loop/lazy.py",
+    "kernels/loop/windows.py",
+    "kernels/loop/bursts.py",
+    "kernels/loop/instances.py",
+    "kernels/loop/chunk.py",
+    "kernels/loop/snapshots.py",
     "io/_scan.py",
     # the modules of the named tuples the kernels take: numba keys a cached kernel by its
     # arguments' types, a named tuple's by its class's module and name and not its fields,
@@ -144,5 +155,6 @@ class KernelLocator(caching._CacheLocator):
 _LOCATORS = getattr(caching, "CacheImpl", getattr(caching, "_CacheImpl", None))._locator_classes
 if KernelLocator not in _LOCATORS:
     _LOCATORS.insert(0, KernelLocator)
+
 
 __all__ = ["SOURCES", "KernelLocator", "cache_folder", "digest", "njit"]

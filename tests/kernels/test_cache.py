@@ -21,6 +21,10 @@ from trendagg import jit
 
 PROBE = """
 
+from trendagg.kernels import JIT_OPTIONS  # noqa: E402
+from trendagg.kernels._rns import mulmod  # noqa: E402
+
+
 @njit(**JIT_OPTIONS)
 def probe_mulmod(a, b):
     return mulmod(a, b, 1000003, 1.0 / 1000003)
@@ -30,8 +34,8 @@ def probe_mulmod(a, b):
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "src"
     shutil.copytree(jit.PACKAGE, root / "trendagg", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(root / "trendagg" / "kernels" / "_engine.py", "a", encoding="utf-8") as f:
-        f.write(PROBE)  # a small cached function of _engine that calls _rns.mulmod
+    with open(root / "trendagg" / "kernels" / "loop" / "chunk.py", "a", encoding="utf-8") as f:
+        f.write(PROBE)  # a small cached function of loop/chunk.py that calls _rns.mulmod
     return root
 
 
@@ -51,8 +55,8 @@ def _run(root: Path, cache: Path, code: str, locators: str | None = None) -> str
 
 def _probe(root: Path, cache: Path, locators: str | None = None) -> str:
     code = (
-        "from trendagg.kernels import _engine\n"
-        "print(_engine.probe_mulmod(3, 5), sum(_engine.probe_mulmod.stats.cache_hits.values()))"
+        "from trendagg.kernels.loop import chunk\n"
+        "print(chunk.probe_mulmod(3, 5), sum(chunk.probe_mulmod.stats.cache_hits.values()))"
     )
     return _run(root, cache, code, locators)
 
@@ -72,7 +76,7 @@ def test_a_helper_changed_in_another_module_compiles_anew(tmp_path: Path) -> Non
     assert _probe(root, cache) == "15 0"  # compiled and cached
     assert _probe(root, cache) == "15 1"  # loaded from the cache
     _double_mulmod(root)
-    assert _probe(root, cache) == "30 0"  # _engine.py unchanged: compiled anew all the same
+    assert _probe(root, cache) == "30 0"  # chunk.py unchanged: compiled anew all the same
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="needs the compiler")
@@ -87,6 +91,7 @@ def test_numbas_own_locator_would_run_the_old_helper(tmp_path: Path) -> None:
 
 FIELDS_PROBE = """
 
+from trendagg.kernels import JIT_OPTIONS  # noqa: E402
 from trendagg.kernels.executor import Out as _ProbeOut  # noqa: E402
 
 
@@ -99,8 +104,8 @@ def probe_fields(out):
 def _fields_probe(root: Path, cache: Path, locators: str | None = None) -> str:
     """``probe_fields(Out(1, 2, 3, 4))`` (it reads the field ``n``) in a fresh process."""
     code = (
-        "from trendagg.kernels import _engine\n"
-        "print(_engine.probe_fields(_engine._ProbeOut(1, 2, 3, 4)))"
+        "from trendagg.kernels.loop import chunk\n"
+        "print(chunk.probe_fields(chunk._ProbeOut(1, 2, 3, 4)))"
     )
     return _run(root, cache, code, locators)
 
@@ -122,7 +127,7 @@ def test_a_named_tuple_whose_fields_change_compiles_anew(
     the old position (1, where ``n`` is now 2); trendagg's digest covers that module."""
     root = tmp_path / "src"
     shutil.copytree(jit.PACKAGE, root / "trendagg", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(root / "trendagg" / "kernels" / "_engine.py", "a", encoding="utf-8") as f:
+    with open(root / "trendagg" / "kernels" / "loop" / "chunk.py", "a", encoding="utf-8") as f:
         f.write(FIELDS_PROBE)
     cache = tmp_path / "cache"
     assert _fields_probe(root, cache, locators) == "1"
@@ -220,9 +225,10 @@ def test_a_folder_of_other_sources_is_pruned_after_a_day(tmp_path: Path) -> None
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="needs the compiler")
 def test_the_engine_kernels_use_the_digest_locator() -> None:
     from trendagg.io import _scan
-    from trendagg.kernels import _engine, _gloria, _rns
+    from trendagg.kernels import _rns
+    from trendagg.kernels.loop import chunk, snapshots
 
-    for f in (_engine.run_chunk, _gloria.run_gloria, _rns.mulmod_arrays, _scan.plain_ints):
+    for f in (chunk.run_chunk, snapshots.run_gloria, _rns.mulmod_arrays, _scan.plain_ints):
         locator = f._cache._impl.locator
         assert isinstance(locator, jit.KernelLocator)
         assert locator.get_source_stamp() == jit.digest()

@@ -151,7 +151,7 @@ def test_the_compiled_cache_is_found_cached(cache: Path, tmp_path: Path) -> None
 
 @JIT
 def test_a_root_without_its_index_file_is_not_cached(cache: Path, tmp_path: Path) -> None:
-    (index,) = cache.glob("_gloria.run_gloria-*.nbi")
+    (index,) = cache.glob("snapshots.run_gloria-*.nbi")
     folder = _copy_without(cache, tmp_path, index.name)
     assert warm.missing(ALL, folder) == [
         Kernel("run_gloria", "plain"),
@@ -165,7 +165,7 @@ def test_an_entry_without_its_data_file_is_not_cached(cache: Path, tmp_path: Pat
     """One build's compiled code gone (the index names it): that build only."""
     import pickle
 
-    (index,) = cache.glob("_engine.run_chunk-*.nbi")
+    (index,) = cache.glob("chunk.run_chunk-*.nbi")
     with open(index, "rb") as f:
         pickle.load(f)
         _, overloads = pickle.loads(f.read())
@@ -253,7 +253,7 @@ def test_the_notice_is_printed_once_per_process_tree(tmp_path: Path) -> None:
     assert done.stderr.count(NOTICE) == 1, done.stderr
     (line,) = [s for s in done.stderr.splitlines() if NOTICE in s]
     assert line == (
-        f"{NOTICE} (first run after an install or upgrade; about 5 minutes on one core, once) ..."
+        f"{NOTICE} (first run after an install or upgrade; about 2 minutes on one core, once) ..."
     )
 
 
@@ -283,7 +283,7 @@ def test_the_notice_says_when_nothing_can_be_cached(
     err = capsys.readouterr().err
     assert err.count(NOTICE) == 1
     assert "in every process: no cache folder is writable; set NUMBA_CACHE_DIR" in err
-    assert "about 12 minutes on 2 cores" in err  # (queues: run_chunk 10 + run_gloria 2)
+    assert "about 5 minutes on 2 cores" in err  # (queues: run_chunk 4 + run_gloria 1)
 
 
 # ----------------------------------------------------------------------------- the warm-up
@@ -323,7 +323,7 @@ def test_warm_says_what_it_does_and_its_children_stay_silent(
     out, err = io.StringIO(), io.StringIO()
     assert main(["warm"], out, err) == 0
     assert err.getvalue() == (
-        f"{NOTICE} (first run after an install or upgrade; about 12 minutes on 2 cores, once) ...\n"
+        f"{NOTICE} (first run after an install or upgrade; about 5 minutes on 2 cores, once) ...\n"
     )
     commands = sorted(c[c.index("--variant") :] for c, _ in popen.started)
     assert commands == [["--variant", v, "--snapshots"] for v in ("plain", "queues")]
@@ -407,7 +407,7 @@ def test_the_spark_driver_compiles_its_jobs_kernels_before_the_job(
     assert compiled == [[Kernel("run_chunk", "queues")]]
     assert [p.name for p in plans] == ["rising", "late_runs"]
     assert capsys.readouterr().err == (
-        f"{NOTICE} (first run after an install or upgrade; about 10 minutes on one core, "
+        f"{NOTICE} (first run after an install or upgrade; about 4 minutes on one core, "
         "once) ...\n"
     )
     prepare(FLIGHTS, "greta")  # (the notice was said: the compile is asked for, silently)

@@ -4,7 +4,7 @@ A NEXT condition relates the previous event x and the next event y of an
 adjacent pair (docs/semantics.md, Predicates). The kernel keeps, per source state
 class, partition instance and window, a log of the source vertices with their
 registers and the values that the conditions read on x (a queue of
-:mod:`trendagg.kernels._engine` whose entries are single vertices), and tests
+:mod:`trendagg.kernels.loop.edges` whose entries are single vertices), and tests
 each logged vertex against the new event: the conditions of a transition are
 one small stack program (:func:`compile_program`), evaluated in the kernel on
 a value's kind and its float64 (:func:`value_columns` prepares the events'

@@ -30,7 +30,7 @@ Scratch = namedtuple(
     "Scratch", "vec vext vec2 vext2 ent eadd eext sk sv lent lrow lsv ln ldel lst lmark ltodo"
 )
 Out = namedtuple("Out", "n key add ext")
-#: The snapshot kernel's state (see _gloria): per instance its blocks of values (tot,
+#: The snapshot kernel's state (see loop.snapshots): per instance its blocks of values (tot,
 #: ext, keys), snapshots (sa, se, sk; sx: a slot's last window per query), rings' head
 #: and next number (meta), coefficient entries (ca, ce; ct: the snapshot each holds);
 #: its own closed windows, counters (shared propagations, evaluations, snapshots), and

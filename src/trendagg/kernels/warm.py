@@ -5,7 +5,7 @@ The compiled engine's kernels are compiled on their first use on a machine and c
 Their roots, the compiled functions Python calls (:data:`ROOTS`): ``run_chunk``, the
 per-event loop, and ``run_gloria``, the snapshot loop of GLORIA's and SHARON's shared
 plans; each in two builds (:data:`VARIANTS`), for workloads without a NOT or a NEXT
-condition (``plain``) and with one (``queues``, see :mod:`trendagg.kernels._engine`).
+condition (``plain``) and with one (``queues``, see :mod:`trendagg.kernels.loop`).
 The compiled functions they call are compiled inside their compile.
 
 Three things here:
@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 #: The roots: compiled function -> its module (a file of ``trendagg.jit.SOURCES``)
-ROOTS = {"run_chunk": "_engine", "run_gloria": "_gloria"}
+ROOTS = {"run_chunk": "chunk", "run_gloria": "snapshots"}
 #: The builds: name -> the dimensions of the state's ``neg`` array in their signature
 #: (one with queues; see ``CompiledExecutor``'s state)
 VARIANTS = {"plain": 2, "queues": 1}
@@ -62,17 +62,15 @@ SNAPSHOT_STRATEGIES = ("sharon", "gloria")
 #: Set (to "1") in the environment once the notice was printed: processes started
 #: afterwards (the warm-up's, Spark's workers in local mode) do not print it again
 NOTICE_ENV = "TRENDAGG_COMPILE_NOTICE"
-#: Minutes of one core to compile each kernel on this 2-core machine: the plain build's
-#: measured from an empty cache (`python -m trendagg.kernels.warm --variant plain
-#: --snapshots`, 2026-12-02: 417 s of CPU for both roots, their wall times 762 s and
-#: 256 s on a loaded machine, split in that ratio); run_chunk with queues from issue #40
-#: (each Spark worker of a fresh clone's `make demo` spent about 10 minutes of CPU on
-#: it); run_gloria with queues as its plain build (the same size of compiled code)
+#: Minutes of one core to compile each kernel on this 2-core machine, rounded up: measured
+#: from an empty cache with `trendagg warm` (both builds at once, 2026-12-02: the plain
+#: build's run_chunk 96.6 s and run_gloria 51.8 s, the queues build's 214.8 s and 53.0 s;
+#: 269 s in all)
 MINUTES = {
-    ("run_chunk", "plain"): 5,
-    ("run_chunk", "queues"): 10,
-    ("run_gloria", "plain"): 2,
-    ("run_gloria", "queues"): 2,
+    ("run_chunk", "plain"): 2,
+    ("run_chunk", "queues"): 4,
+    ("run_gloria", "plain"): 1,
+    ("run_gloria", "queues"): 1,
 }
 
 
@@ -319,13 +317,13 @@ def compile_variant(name: str, snapshots: bool = False) -> str:
     """Run a build's warm-up workloads through the compiled engine (the per-event loop's;
     with ``snapshots`` the snapshot loop's too); returns what each root took."""
     from trendagg.io import from_records
-    from trendagg.kernels import _engine, _gloria
+    from trendagg.kernels.loop import chunk, snapshots
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
     said = []
-    steps = [("run_chunk", False, _engine.run_chunk, _records)]
+    steps = [("run_chunk", False, chunk.run_chunk, _records)]
     if snapshots:
-        steps.append(("run_gloria", True, _gloria.run_gloria, _snapshot_records))
+        steps.append(("run_gloria", True, snapshots.run_gloria, _snapshot_records))
     for root, snapshot, function, records in steps:
         start = time.perf_counter()
         executor = CompiledExecutor(*warm_up_plan(name, snapshot))

@@ -505,7 +505,7 @@ class KernelCost:
     The paper's model prices a non-shared query at ``|Ej| * |Ei|`` per transition (each
     event sums its predecessors); the compiled GRETA keeps running totals, so an event
     updates each query's register once per window it falls in (``w``, the pool's
-    :attr:`PoolRates.windows`): ``|Ej| * w``. Shared (``trendagg.kernels._gloria``), an
+    :attr:`PoolRates.windows`): ``|Ej| * w``. Shared (``trendagg.kernels.loop.snapshots``), an
     event of a Q-set's types adds each live snapshot's entry once for the whole Q-set
     (``|L|`` snapshots live per window: PROPAGATION each, plus CONTEXT per event); an
     event of the label takes a snapshot (SNAPSHOT; its queries' values there are their

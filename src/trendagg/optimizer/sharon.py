@@ -239,7 +239,7 @@ def _kernel_cost(
     whose patterns are equal up to p's end update one set of registers (the compiled
     kernel's classes of states equal by construction, HAMLET's prefix sharing).
 
-    Shared (spec section 3.4, ``trendagg.kernels._gloria``): an event of p's first
+    Shared (spec section 3.4, ``trendagg.kernels.loop.snapshots``): an event of p's first
     type joins the last START group (an entry added: PROPAGATION), or opens one (a
     snapshot: a register update per query and window) when a prefix that its queries
     end before p has changed since, or a slide has passed; so a window holds g = w +

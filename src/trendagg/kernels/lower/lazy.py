@@ -9,7 +9,7 @@ every start slide's registers by the same linear map, the kernel keeps them as
 ``X = G Y``: a matrix G per partition instance that the events update (O(states)
 each), times the registers Y that trend starts add at their own slide. A
 window's results are the END vertices' rows of G times the Y of the slides at or
-after its start, kept as a running total per group (``_engine``'s lazy
+after its start, kept as a running total per group (``loop.lazy``'s lazy
 functions; the derivation is in their comment block). An event then costs the
 same for any number of windows.
 
@@ -193,7 +193,7 @@ def lazy_tables(b: Builder) -> None:
     b.group_widths["lres"] = gw["lres"]
     b.anc = anc
     n_j, n_sp = len(j_q), len(b.specs)
-    # st.lzi's columns per instance (see _engine._lz_cols): per class, a stamp and a
+    # st.lzi's columns per instance (see loop.lazy.lz_cols): per class, a stamp and a
     # count of its vertices in the stamped time group; the last entries per class,
     # END and spec; per spec, its events in the open windows and the repeatable ones;
     # the time group of the instance's starts, the first of them, its live entries

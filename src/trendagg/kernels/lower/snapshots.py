@@ -1,7 +1,7 @@
 """Snapshots: a GLORIA plan (or a SHARON plan as Q-sets) lowered to the arrays its kernel
 loops over.
 
-The queries of a plan's Q-sets (*members*) run in :mod:`trendagg.kernels._gloria`, beside
+The queries of a plan's Q-sets (*members*) run in :mod:`trendagg.kernels.loop.snapshots`, beside
 the kernel's other queries: the core passes (:mod:`~trendagg.kernels.lower.core`) lay them
 out as queries (window, partitioning, registers, result blocks, their own weights and
 extremes), bind none of their states, and :func:`member_tables` adds these tables, read

@@ -15,9 +15,9 @@ import numpy as np
 
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
-from trendagg.kernels import _engine
 from trendagg.kernels._rns import Moduli, capacity
 from trendagg.kernels.executor import Events, GScratch, GState, Out, Scratch, State
+from trendagg.kernels.loop import arith
 from trendagg.kernels.lower.bursts import burst_width
 from trendagg.kernels.lower.program import scaled
 from trendagg.kernels.lower.snapshots import scaled_gloria
@@ -29,7 +29,7 @@ from trendagg.plan.windows import as_number
 if TYPE_CHECKING:
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
-SENT = _engine.SENT
+SENT = arith.SENT
 #: Queue entries (and index nodes) at first, in a workload with queues (a NOT or a NEXT
 #: condition), as long as they take at most POOL_BYTES (at least 1,024 entries); grown
 #: 4x, with a replay of the open windows, when full. (1,024 at first made issue #15's
@@ -37,7 +37,7 @@ SENT = _engine.SENT
 POOL = 1 << 16
 POOL_BYTES = 16 << 20
 #: Entries of the lazy windows' queue at first (per instance and slide: a class's starts,
-#: an END's corrections, the events; see _engine): as many as POOL_BYTES holds, at least
+#: an END's corrections, the events; see loop.lazy): as many as POOL_BYTES holds, at least
 #: LAZY_POOL; grown 4x with a replay when full
 LAZY_POOL = 1 << 14
 RING = 8  # snapshots a ring holds per instance at first; doubled (with a replay) when full
@@ -52,7 +52,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
             ex._ranks[attr] = Ranks()
     ex._kept_ranks = set()
     ex.prog = scaled(ex.low.program, lanes)
-    # the kernel's bound check (_engine._count_window_events): capacity, s + 1
+    # the kernel's bound check (loop.windows.count_window_events): capacity, s + 1
     ex.lim = np.array(
         [capacity(lanes, max(ex._wbits, default=1), ex._pbits), ex.low.singles + 1],
         dtype=np.int64,
@@ -76,7 +76,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
     prog = ex.low.program
     entry = 8 * (5 + max(ex.low.max_additive * L, 2))
     lazy = (ex._lpool or max(LAZY_POOL, POOL_BYTES // entry)) if prog.sp_lazy.any() else 1
-    # st.lzi's row of a new instance (prog.lz_off, see _engine._lz_cols): no stamp,
+    # st.lzi's row of a new instance (prog.lz_off, see loop.lazy.lz_cols): no stamp,
     # zero counts per class; no last entries; zero event counts; no time group or
     # first start, no live entries
     n_c, (_, _, _, counts, inst_tg, width) = len(prog.c_lazy), prog.lz_off.tolist()
@@ -107,7 +107,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         mode=np.array([ex.mode], dtype=np.int64),
         stats=np.zeros(4, dtype=np.int64),
         dlog=np.zeros((ex._log_limit, 7), dtype=np.int64),  # (no rows: no log)
-        # one-dimensional when some query has a NOT or a NEXT condition (_engine's qs:
+        # one-dimensional when some query has a NOT or a NEXT condition (the loop's qs:
         # the kernel is compiled without the code of queues otherwise)
         neg=np.zeros(0 if queues(ex) else (0, 0)),
         blk=np.zeros((0, w["blk"]), dtype=np.int64),
@@ -125,7 +125,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         pool=np.array([0, 0, 0, 0], dtype=np.int64),  # free list, full, in use, most
         # a NEXT condition's integer arithmetic left 2**53 (flag, program)
         eflag=np.zeros(2, dtype=np.int64),
-        # ordered indexes of NEXT conditions (see _engine): per window slot, and nodes
+        # ordered indexes of NEXT conditions (see loop.indexes): per window slot, and nodes
         ixh=np.zeros((0, w["ixh"]), dtype=np.int64),
         ixa=np.zeros((0, w["ixa"] * L), dtype=np.int64),
         ixe=np.zeros((0, w["ixe"]), dtype=np.float64),
@@ -141,7 +141,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         tstack=np.zeros(3 * tree_nodes + 3, dtype=np.int64),
         # per instance: where it reads the classes of its template (see _link_templates)
         itmpl=np.zeros((0, 1), dtype=np.int64),
-        # lazy windows (see _engine): per instance G, Y totals, diagonals, D; stamps,
+        # lazy windows (see loop.lazy): per instance G, Y totals, diagonals, D; stamps,
         # last entries, event counts, live entries; per group the results; the queue
         lz=np.zeros((0, w["lz"] * L), dtype=np.int64),
         lzi=np.zeros((0, len(ex._lzi_row)), dtype=np.int64),
@@ -157,7 +157,7 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         lq=np.full((len(ex.low.specs), 4), -1, dtype=np.int64),
     )
     ex._ixh_row = np.tile(np.array([SENT, -1, -1], dtype=np.int64), w["ixh"] // 3)
-    # a queue slot: no window, no entries (see _engine's negation functions)
+    # a queue slot: no window, no entries (see loop.negation)
     ex._nq_row = np.tile(np.array([SENT, -1, -1, 0], dtype=np.int64), w["nq"] // 4)
     ex._burst_template = burst_row(ex)
     # burst minima (even) and maxima (odd): none yet, so that any value compares better
@@ -290,7 +290,7 @@ def check_memory(ex: CompiledExecutor, old: int, new: int) -> None:
     if total <= ex._memory_limit:
         return
     kept = [s for sp, s in enumerate(ex.low.specs) if not ex.prog.sp_lazy[sp]]
-    if not kept:  # (lazy windows: the open windows' trend starts, see _engine)
+    if not kept:  # (lazy windows: the open windows' trend starts, see loop.lazy)
         raise ExecutionError(
             f"the compiled engine's window state needs {gigabytes(total)}, more than its "
             f"limit of {gigabytes(ex._memory_limit)} (TRENDAGG_MEMORY_LIMIT): "
@@ -358,7 +358,7 @@ def chunk_need(ex: CompiledExecutor, ev: Events) -> int:
             continue
         rep = live & (prog.part_role[g] == 2)[ev.types]
         for sp in prog.part_sp[prog.part_sp_ptr[g] : prog.part_sp_ptr[g + 1]].tolist():
-            if prog.sp_lazy[sp]:  # (the kernel counts them, see _engine._count_in)
+            if prog.sp_lazy[sp]:  # (the kernel counts them, see loop.windows.count_in)
                 continue
             klo, khi = ev.klo[sp], ev.khi[sp]
             base = int(klo.min())
@@ -390,7 +390,7 @@ def lazy_need(ex: CompiledExecutor, ev: Events) -> int:
     if not prog.sp_lazy.any():
         return 0
     s1 = int(ex.lim[1])
-    counts = int(prog.lz_off[3])  # (st.lzi's event counts, see _engine._lz_cols)
+    counts = int(prog.lz_off[3])  # (st.lzi's event counts, see loop.lazy.lz_cols)
     best = 0
     for g in range(prog.part_role.shape[0]):
         role = prog.part_role[g][ev.types]

@@ -2,11 +2,11 @@
 
 :class:`CompiledExecutor` prepares each chunk with numpy (type codes, time
 groups, window and pane ids, partition instances, binding filters, weight
-residues), runs :func:`trendagg.kernels._engine.run_chunk`, and turns the
+residues), runs :func:`trendagg.kernels.loop.chunk.run_chunk`, and turns the
 closed windows' residues back into exact rows. It keeps the events of the
 open windows: when a window holds more events than the primes can count
 exactly, a float attribute needs a finer scale, the negations' queues fill
-their pool of entries (see :mod:`trendagg.kernels._engine`), or an aggregated
+their pool of entries (see :mod:`trendagg.kernels.loop.negation`), or an aggregated
 attribute turns out to hold integers and decimals both (in one chunk, or one
 kind and then the other), it rebuilds the state from them (nothing closed is
 recomputed): with more primes, a finer scale, a pool four times as large, or
@@ -41,7 +41,7 @@ import numpy as np
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
 from trendagg.io.results import ResultRow
-from trendagg.kernels import _engine, _gloria
+from trendagg.kernels.loop import chunk, snapshots
 from trendagg.kernels.lower.program import Lowered, lower
 from trendagg.kernels.runtime import arrays, attributes, chunks, instances, rebuild, results
 from trendagg.kernels.runtime.ranks import Ranks, Slots
@@ -203,15 +203,15 @@ class CompiledExecutor:
         arrays.refresh_groups(self)
         # a replay decides its bursts again: the log keeps the first decisions
         self.st.stats[3] = self._log_limit if replay else 0
-        if self.gp is not None:  # the members of a GLORIA or SHARON plan (see _gloria)
+        if self.gp is not None:  # the members of a GLORIA or SHARON plan (see loop.snapshots)
             self.gst.closed[:] = self.st.closed
             gsc = arrays.gscratch(self, ev)
-            gstatus = _gloria.run_gloria(
+            gstatus = snapshots.run_gloria(
                 self.prog, self.st, ev, self.gp, self.gst, gsc, out, close_to, final
             )
-            if gstatus == _gloria.RING_FULL:
+            if gstatus == snapshots.RING_FULL:
                 raise rebuild.Rebuild(ring=True)
-        status = _engine.run_chunk(
+        status = chunk.run_chunk(
             self.prog, self.st, ev, sc, out, close_to, final, self.lim, self.st.neg
         )
         self._need = max(self._need, int(self.st.stats[2]))

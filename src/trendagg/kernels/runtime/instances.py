@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from trendagg.io.batch import Column, EventBatch
-from trendagg.kernels import _engine
+from trendagg.kernels.loop import arith, instances
 from trendagg.kernels.runtime import arrays, attributes, runs
 
 if TYPE_CHECKING:
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
-SENT = _engine.SENT
+SENT = arith.SENT
 #: A template instance's value at a partition attribute that does not apply to the events
 #: of its level (qualified attributes); no attribute value is a tuple
 WILD = ("*",)
@@ -240,7 +240,7 @@ def purge(ex: CompiledExecutor) -> None:
     live |= st.lzi[:n, -1] > 0  # entries of the lazy windows' queue
     dead = [i for i in np.flatnonzero(~live).tolist() if ex._inst_key[i] is not None]
     if dead and arrays.queues(ex):  # (queues and indexes have rows to let go)
-        _engine.release_rows(prog, st, np.array(dead, dtype=np.int64))
+        instances.release_rows(prog, st, np.array(dead, dtype=np.int64))
     for inst in dead:
         entry = ex._inst_key[inst]
         if entry is None:

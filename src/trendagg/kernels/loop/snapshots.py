@@ -1,9 +1,8 @@
-"""The compiled loop of GLORIA plans (and of SHARON plans as Q-sets): snapshots and
+"""The compiled snapshot loop of GLORIA plans (and of SHARON plans as Q-sets): snapshots and
 coefficients (spec ``../shared/specs/gloria.md``, section 3; the readable executor is
 :mod:`trendagg.reference.gloria`, the tables :mod:`trendagg.kernels.lower.snapshots`).
 
-It runs a chunk's events for the plan's member queries before :func:`~trendagg.kernels.
-_engine.run_chunk` runs them for the others: the two share the events' arrays, the
+It runs a chunk's events for the plan's member queries before :func:`~trendagg.kernels.loop.chunk.run_chunk` runs them for the others: the two share the events' arrays, the
 program's per-query layout (registers, weights, result blocks) and the result rows of
 the state, and nothing else (a member's states bind nothing in ``run_chunk``, so its
 result slots are written and emitted here only).
@@ -45,84 +44,17 @@ from __future__ import annotations
 import numpy as np
 
 from trendagg.jit import njit
-from trendagg.kernels import JIT_INLINE, JIT_OPTIONS
+from trendagg.kernels import JIT_INLINE, JIT_INNER, JIT_OPTIONS
 from trendagg.kernels._borrow import borrow
 from trendagg.kernels._rns import mulmod
+from trendagg.kernels.loop.arith import SENT, add_block, addmod, better, nonzero, read_block
+from trendagg.kernels.loop.core import own
+from trendagg.kernels.loop.results import add_result, emit_query
 
-SENT = -(2**62)
 RING_FULL = 4
 
 
-@njit(**JIT_INLINE)
-def _addmod(a: int, b: int, p: int) -> int:
-    s = a + b
-    return s - p if s >= p else s
-
-
-@njit(**JIT_INLINE)
-def _better(v: float, cur: float, is_min: bool) -> bool:
-    return np.isnan(cur) or (v < cur if is_min else v > cur)
-
-
-@njit(**JIT_INLINE)
-def _nonzero(vec, base, L):  # type: ignore[no-untyped-def]
-    for lane in range(L):  # noqa: SIM110 (numba compiles no generator)
-        if vec[base + lane] != 0:
-            return True
-    return False
-
-
-@njit(**JIT_INLINE)
-def _add_into(dst, dext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
-    """dst[base:] += vec (A registers of L lanes); dext[ebase:] takes the better extremes."""
-    L = P.shape[0]
-    for r in range(0, A * L, L):
-        for lane in range(L):
-            dst[base + r + lane] = _addmod(dst[base + r + lane], vec[r + lane], P[lane])
-    for r in range(M):
-        v = vext[r]
-        if not np.isnan(v) and _better(v, dext[ebase + r], r < nmin):
-            dext[ebase + r] = v
-
-
-@njit(**JIT_INLINE)
-def _read_into(src, sext, base, ebase, vec, vext, A, M, nmin, P):  # type: ignore[no-untyped-def]
-    """vec += src[base:]; vext takes the better of its extremes and sext[ebase:]'s."""
-    L = P.shape[0]
-    for r in range(0, A * L, L):
-        for lane in range(L):
-            vec[r + lane] = _addmod(vec[r + lane], src[base + r + lane], P[lane])
-    for r in range(M):
-        v = sext[ebase + r]
-        if not np.isnan(v) and _better(v, vext[r], r < nmin):
-            vext[r] = v
-
-
-@njit(**JIT_INLINE)
-def _own(prog, st, ev, q, s, e, vec, vext):  # type: ignore[no-untyped-def]
-    """Event e's own registers (bound to state s of query q) added to vec/vext."""
-    L = st.P.shape[0]
-    P = st.P
-    PINV = st.PINV
-    gs = prog.q_soff[q] + s
-    for j in range(prog.cnt_ptr[gs], prog.cnt_ptr[gs + 1]):
-        reg = prog.cnt_reg[j]
-        for lane in range(L):
-            vec[reg * L + lane] = _addmod(vec[reg * L + lane], vec[lane], P[lane])
-    for j in range(prog.sum_ptr[gs], prog.sum_ptr[gs + 1]):
-        reg = prog.sum_reg[j]
-        w = prog.sum_w[j]
-        for lane in range(L):
-            vec[reg * L + lane] = _addmod(
-                vec[reg * L + lane],
-                mulmod(vec[lane], ev.wres[w, e, lane], P[lane], PINV[lane]),
-                P[lane],
-            )
-    for j in range(prog.ext_ptr[gs], prog.ext_ptr[gs + 1]):
-        reg = prog.ext_reg[j]
-        v = ev.aval[prog.ext_a[j], e]
-        if _better(v, vext[reg], reg < prog.q_nmin[q]):
-            vext[reg] = v
+RING_FULL = 4
 
 
 @njit(**JIT_INLINE)
@@ -136,12 +68,12 @@ def _own_entry(gp, st, ev, ty, e, add, ext, row):  # type: ignore[no-untyped-def
     for j in range(gp.acnt_ptr[ty], gp.acnt_ptr[ty + 1]):
         reg = gp.acnt[j]
         for lane in range(L):
-            add[row, reg * L + lane] = _addmod(add[row, reg * L + lane], add[row, lane], P[lane])
+            add[row, reg * L + lane] = addmod(add[row, reg * L + lane], add[row, lane], P[lane])
     for j in range(gp.asum_ptr[ty], gp.asum_ptr[ty + 1]):
         reg = gp.asum_reg[j]
         w = gp.asum_w[j]
         for lane in range(L):
-            add[row, reg * L + lane] = _addmod(
+            add[row, reg * L + lane] = addmod(
                 add[row, reg * L + lane],
                 mulmod(add[row, lane], ev.wres[w, e, lane], P[lane], PINV[lane]),
                 P[lane],
@@ -149,7 +81,7 @@ def _own_entry(gp, st, ev, ty, e, add, ext, row):  # type: ignore[no-untyped-def
     for j in range(gp.aext_ptr[ty], gp.aext_ptr[ty + 1]):
         reg = gp.aext_reg[j]
         v = ev.aval[gp.aext_a[j], e]
-        if not np.isnan(v) and _better(v, ext[row, reg], reg < nmin):
+        if not np.isnan(v) and better(v, ext[row, reg], reg < nmin):
             ext[row, reg] = v
 
 
@@ -162,10 +94,10 @@ def _apply(prog, gp, st, q, ea, ee, eb, eeb, sa, se, sb, seb, vec, vext):  # typ
     L = st.P.shape[0]
     P = st.P
     PINV = st.PINV
-    if not _nonzero(ea, eb, L) or not _nonzero(sa, sb, L):
+    if not nonzero(ea, eb, L) or not nonzero(sa, sb, L):
         return
     for lane in range(L):
-        vec[lane] = _addmod(
+        vec[lane] = addmod(
             vec[lane], mulmod(ea[eb + lane], sa[sb + lane], P[lane], PINV[lane]), P[lane]
         )
     for j in range(gp.v_ptr[q], gp.v_ptr[q + 1]):
@@ -174,16 +106,16 @@ def _apply(prog, gp, st, q, ea, ee, eb, eeb, sa, se, sb, seb, vec, vext):  # typ
         for lane in range(L):
             x = mulmod(sa[sb + i + lane], ea[eb + lane], P[lane], PINV[lane])
             y = mulmod(ea[eb + a + lane], sa[sb + lane], P[lane], PINV[lane])
-            vec[i + lane] = _addmod(vec[i + lane], _addmod(x, y, P[lane]), P[lane])
+            vec[i + lane] = addmod(vec[i + lane], addmod(x, y, P[lane]), P[lane])
     nmin = prog.q_nmin[q]
     for j in range(gp.ve_ptr[q], gp.ve_ptr[q + 1]):
         i = gp.ve_qreg[j]
         is_min = i < nmin
         best = se[seb + i]
         y = ee[eeb + gp.ve_areg[j]]
-        if not np.isnan(y) and _better(y, best, is_min):
+        if not np.isnan(y) and better(y, best, is_min):
             best = y
-        if not np.isnan(best) and _better(best, vext[i], is_min):
+        if not np.isnan(best) and better(best, vext[i], is_min):
             vext[i] = best
 
 
@@ -225,24 +157,6 @@ def _claim(prog, gp, gst, b, inst, k):  # type: ignore[no-untyped-def]
 
 
 @njit(**JIT_INLINE)
-def _add_result(prog, st, q, gi, k, vec, vext):  # type: ignore[no-untyped-def]
-    L = st.P.shape[0]
-    A = prog.q_A[q]
-    M = prog.q_M[q]
-    slot = k % prog.q_NS[q]
-    kidx = prog.q_rkoff[q] + slot
-    rbase = prog.q_roff[q] + slot * A * L
-    rebase = prog.q_reoff[q] + slot * M
-    if st.rkeys[gi, kidx] != k:
-        for r in range(A * L):
-            st.res[gi, rbase + r] = 0
-        for r in range(M):
-            st.rext[gi, rebase + r] = np.nan
-        st.rkeys[gi, kidx] = k
-    _add_into(st.res[gi], st.rext[gi], rbase, rebase, vec, vext, A, M, prog.q_nmin[q], st.P)
-
-
-@njit(**JIT_INLINE)
 def _accumulate(st, gp, gst, ev, sc, x, inst, e, ntouch, nc):  # type: ignore[no-untyped-def]
     """Event e's coefficients in lazy END context x (per live snapshot: the scratch's
     touched rows) added to the accumulators of its windows, each tagged (snapshot,
@@ -276,7 +190,7 @@ def _accumulate(st, gp, gst, ev, sc, x, inst, e, ntouch, nc):  # type: ignore[no
                     gst.le[inst, ebase + i] = np.nan
                 gst.lt[inst, tb] = sid
                 gst.lt[inst, tb + 1] = k
-            _add_into(
+            add_block(
                 gst.la[inst],
                 gst.le[inst],
                 base,
@@ -290,7 +204,7 @@ def _accumulate(st, gp, gst, ev, sc, x, inst, e, ntouch, nc):  # type: ignore[no
             )
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INNER)
 def _flush(prog, st, gp, gst, sc, sp, upto):  # type: ignore[no-untyped-def]
     """The results of lazy END contexts of window spec sp for windows below upto: per
     live snapshot and window, its accumulator applied to each query's registers in
@@ -354,12 +268,12 @@ def _flush(prog, st, gp, gst, sc, sp, upto):  # type: ignore[no-untyped-def]
                             vec,
                             vext,
                         )
-                        if not _nonzero(vec, 0, L):
+                        if not nonzero(vec, 0, L):
                             continue
                         for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
                             rq = gp.xq_res[j]
                             gi = st.inst_ginst[inst, prog.q_gsel[rq]]
-                            _add_result(prog, st, rq, gi, k, vec, vext)
+                            add_result(prog, st, rq, gi, k, vec, vext)
 
 
 @njit(**JIT_INLINE)
@@ -433,7 +347,7 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                 for i in range(MA):
                     sc.cext[row, i] = gst.ce[inst, ebase + i]
             else:
-                _read_into(
+                read_block(
                     gst.ca[inst],
                     gst.ce[inst],
                     base,
@@ -480,7 +394,7 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                 b = gp.xr_blk[j]
                 slot = k % gp.b_NS[b]
                 if gst.keys[inst, gp.b_koff[b] + slot] == k:
-                    _read_into(
+                    read_block(
                         gst.tot[inst],
                         gst.ext[inst],
                         gp.b_toff[b] + slot * A * L,
@@ -520,9 +434,9 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                         vec,
                         vext,
                     )
-            has = _nonzero(vec, 0, L)
+            has = nonzero(vec, 0, L)
             if has:
-                _own(prog, st, ev, q, s, e, vec, vext)
+                own(prog, st, ev, q, s, e, vec, vext)
             for i in range(A * L):
                 sc.radd[nrow, i] = vec[i]
                 sc.vadd[nrow, i] = vec[i]
@@ -559,7 +473,7 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                             sc.vadd[nrow],
                             sc.vxt[nrow],
                         )
-                if not has and not _nonzero(sc.vadd[nrow], 0, L):
+                if not has and not nonzero(sc.vadd[nrow], 0, L):
                     continue
             elif not has:
                 continue
@@ -568,7 +482,7 @@ def _context(prog, st, ev, gp, gst, sc, x, e, group, nrow, ncrow):  # type: igno
                 # reads before they are emitted, so at once and without a row
                 for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
                     rq = gp.xq_res[j]
-                    _add_result(
+                    add_result(
                         prog,
                         st,
                         rq,
@@ -676,13 +590,11 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
                 gst.sx[inst, xi] = k
         for j in range(gp.xq_res_ptr[qi], gp.xq_res_ptr[qi + 1]):
             rq = gp.xq_res[j]  # (its query, and those of the contexts equal to it)
-            _add_result(
-                prog, st, rq, st.inst_ginst[inst, prog.q_gsel[rq]], k, sc.vadd[n], sc.vxt[n]
-            )
+            add_result(prog, st, rq, st.inst_ginst[inst, prog.q_gsel[rq]], k, sc.vadd[n], sc.vxt[n])
         b = gp.xq_blk[qi]
         if r < 0 and b >= 0:
             bs = _claim(prog, gp, gst, b, inst, k)
-            _add_into(
+            add_block(
                 gst.tot[inst],
                 gst.ext[inst],
                 gp.b_toff[b] + bs * A * L,
@@ -710,7 +622,7 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
             for i in range(MA):
                 gst.ce[inst, ebase + i] = np.nan
             gst.ct[inst, tag] = sid
-        _add_into(
+        add_block(
             gst.ca[inst],
             gst.ce[inst],
             base,
@@ -725,7 +637,7 @@ def _phase2(prog, st, ev, gp, gst, sc, nrow, ncrow):  # type: ignore[no-untyped-
     return 0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INNER)
 def _emit(prog, st, gp, out, sp, upto):  # type: ignore[no-untyped-def]
     """Write out and clear every result slot of a member query of window spec sp with
     window < upto."""
@@ -733,36 +645,13 @@ def _emit(prog, st, gp, out, sp, upto):  # type: ignore[no-untyped-def]
     st = borrow(st)
     gp = borrow(gp)
     out = borrow(out)
-    L = st.P.shape[0]
     for mj in range(gp.m_q.shape[0]):
         q = gp.m_q[mj]
-        if prog.q_spec[q] != sp:
-            continue
-        A = prog.q_A[q]
-        M = prog.q_M[q]
-        gr = prog.q_grouping[q]
-        for j in range(st.gr_ptr[gr], st.gr_ptr[gr + 1]):
-            gi = st.gr_ginst[j]
-            for slot in range(prog.q_NS[q]):
-                kidx = prog.q_rkoff[q] + slot
-                k = st.rkeys[gi, kidx]
-                if k == SENT or k >= upto:
-                    continue
-                n = out.n[0]
-                out.key[n, 0] = q
-                out.key[n, 1] = gi
-                out.key[n, 2] = k
-                rbase = prog.q_roff[q] + slot * A * L
-                for r in range(A * L):
-                    out.add[n, r] = st.res[gi, rbase + r]
-                rebase = prog.q_reoff[q] + slot * M
-                for r in range(M):
-                    out.ext[n, r] = st.rext[gi, rebase + r]
-                out.n[0] = n + 1
-                st.rkeys[gi, kidx] = SENT
+        if prog.q_spec[q] == sp:
+            emit_query(prog, st, out, q, upto)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**JIT_INNER)
 def _expire(prog, gp, gst):  # type: ignore[no-untyped-def]
     """Drop, oldest first, the snapshots whose every window has closed."""
     prog = borrow(prog)
