@@ -39,7 +39,8 @@ run by run (before, after, before, after, ...); medians per tree.
 ``--events N`` scales every size by N / 1,000,000 (the 10M headline becomes 10 N,
 GLORIA's bursts of 120,000 events 0.12 N). Data is generated once into ``--data``
 (default: the system's temporary directory), never into the repository. Writes
-benchmarks/results/kernel_before_after.{md,csv}, after every configuration.
+benchmarks/results/kernel_before_after.{md,csv} (``--name``: another name), after every
+configuration.
 """
 
 from __future__ import annotations
@@ -419,6 +420,11 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "trendagg-bench",
         help="where the generated data goes (default: the system's temporary directory)",
     )
+    ap.add_argument(
+        "--name",
+        default="kernel_before_after",
+        help="results/NAME.md and .csv (default %(default)s)",
+    )
     ap.add_argument("--list", action="store_true", help="print the configurations' names, stop")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -461,7 +467,7 @@ def main() -> None:
             flush=True,
         )
     write(rows, args, time.perf_counter() - began)
-    print(f"wrote {RESULTS / 'kernel_before_after.md'}")
+    print(f"wrote {RESULTS / (args.name + '.md')}")
 
 
 def git(*args: str) -> str:
@@ -474,7 +480,7 @@ def write(rows: list[dict[str, Any]], args: Any, took: float) -> None:
     from hamlet_rideshare import machine
 
     RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "kernel_before_after.csv", "w", newline="") as f:
+    with open(RESULTS / f"{args.name}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -528,7 +534,7 @@ def write(rows: list[dict[str, Any]], args: Any, took: float) -> None:
         + (", ".join(r["configuration"] for r in python) if python else "none")
         + ".",
     ]
-    (RESULTS / "kernel_before_after.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
