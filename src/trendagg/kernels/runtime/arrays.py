@@ -57,16 +57,14 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         [capacity(lanes, max(ex._wbits, default=1), ex._pbits), ex.low.singles + 1],
         dtype=np.int64,
     )
-    ex._inst: dict[tuple[int, tuple[object, ...]], int] = {}
-    # qualified partitionings: (partitioning, level, key) -> the agreeing instances
-    # of higher levels
-    ex._below: dict[tuple[int, int, tuple[object, ...]], set[int]] = {}
-    ex._inst_key: list[tuple[int, tuple[object, ...]] | None] = []
-    ex._free: list[int] = []
-    ex._ginst: dict[tuple[int, tuple[object, ...]], int] = {}
-    ex._gkey: list[tuple[int, tuple[object, ...]] | None] = []
-    ex._gref: list[int] = []
-    ex._gfree: list[int] = []
+    ex._inst = {}  # (their types: CompiledExecutor's)
+    ex._below = {}
+    ex._inst_key = []
+    ex._free = []
+    ex._ginst = {}
+    ex._gkey = []
+    ex._gref = []
+    ex._gfree = []
     w = ex.low.widths
     gw = ex.low.group_widths
     L = lanes

@@ -34,9 +34,10 @@ trend (every trend has an event of the qualified variable) and has no group.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
@@ -49,6 +50,15 @@ from trendagg.limits import memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan, attributes_read
 
+if TYPE_CHECKING:
+    from trendagg.kernels._rns import Moduli
+    from trendagg.kernels.executor import GState, State
+    from trendagg.kernels.gloria_program import Gloria
+    from trendagg.kernels.program import Program
+
+#: An instance's key: (partitioning, values); a group's: (grouping, values)
+Key = tuple[int, tuple[object, ...]]
+
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
 # (sharon, aseq: the queries they leave to the kernel, under hamlet and greta)
 MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0, "gloria": 1}
@@ -56,6 +66,33 @@ MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0, "g
 
 class CompiledExecutor:
     """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
+
+    # Set by arrays.reset at every (re)build, for the modules of the runtime (the
+    # methods of each role are functions of its module, taking the executor):
+    mod: Moduli  # the lanes' primes
+    prog: Program  # the lowering's program, scaled to the lanes
+    lim: npt.NDArray[np.int64]  # the kernel's bound check: capacity, s + 1
+    st: State
+    gp: Gloria | None  # the snapshot kernel's program (None: no GLORIA or SHARON plan)
+    gst: GState  # its state (set while gp is not None)
+    # partition instances: key -> row, row -> key (None: a free row), free rows
+    _inst: dict[Key, int]
+    _inst_key: list[Key | None]
+    _free: list[int]
+    # qualified partitionings: (partitioning, level, key) -> the agreeing instances
+    # of higher levels
+    _below: dict[tuple[int, int, tuple[object, ...]], set[int]]
+    # groups: key -> row, row -> key (None: a free row), instances per row, free rows
+    _ginst: dict[Key, int]
+    _gkey: list[Key | None]
+    _gref: list[int]
+    _gfree: list[int]
+    # a new instance's rows of st.lzi, st.ixh, st.nq, st.bur and st.burf
+    _lzi_row: npt.NDArray[np.int64]
+    _ixh_row: npt.NDArray[np.int64]
+    _nq_row: npt.NDArray[np.int64]
+    _burst_template: npt.NDArray[np.int64]
+    _extremes_template: npt.NDArray[np.float64]
 
     def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, log: int = 0):
         """The queries ``plans`` (those ``sharing`` routes here), shared as it says;
