@@ -47,7 +47,7 @@ import pickle
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
@@ -317,13 +317,17 @@ def compile_variant(name: str, snapshots: bool = False) -> str:
     """Run a build's warm-up workloads through the compiled engine (the per-event loop's;
     with ``snapshots`` the snapshot loop's too); returns what each root took."""
     from trendagg.io import from_records
-    from trendagg.kernels.loop import chunk, snapshots
+    from trendagg.kernels.loop import chunk
+    from trendagg.kernels.loop import snapshots as snapshot_loop  # (not the flag's name)
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
     said = []
-    steps = [("run_chunk", False, chunk.run_chunk, _records)]
+    # (root, its workload's plans, the compiled function, its workload's events)
+    steps: list[tuple[str, bool, object, Callable[[], list[dict[str, object]]]]] = [
+        ("run_chunk", False, chunk.run_chunk, _records)
+    ]
     if snapshots:
-        steps.append(("run_gloria", True, snapshots.run_gloria, _snapshot_records))
+        steps.append(("run_gloria", True, snapshot_loop.run_gloria, _snapshot_records))
     for root, snapshot, function, records in steps:
         start = time.perf_counter()
         executor = CompiledExecutor(*warm_up_plan(name, snapshot))
