@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
@@ -254,7 +255,7 @@ def queues(ex: CompiledExecutor) -> bool:
     return bool(queued or (prog.g_pr >= 0).any() or (prog.q_nkind >= 0).any())
 
 
-def burst_row(ex: CompiledExecutor) -> np.ndarray:
+def burst_row(ex: CompiledExecutor) -> npt.NDArray[np.int64]:
     prog = ex.prog
     L = ex.lanes
     row = np.zeros(ex.st.bur.shape[1], dtype=np.int64)
@@ -307,7 +308,7 @@ def check_memory(ex: CompiledExecutor, old: int, new: int) -> None:
     )
 
 
-def slot_specs(ex: CompiledExecutor) -> tuple[np.ndarray, np.ndarray]:
+def slot_specs(ex: CompiledExecutor) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Per column of ``st.keys`` and of ``st.mkeys``, the window spec of the slot it
     holds (a class's window slot, an event count's), or -1; found once per program."""
     prog = ex.prog

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trendagg.errors import ExecutionError
-from trendagg.io.batch import EventBatch
+from trendagg.io.batch import EventBatch, Time
 from trendagg.io.results import ResultRow
 from trendagg.kernels.loop import chunk, snapshots
 from trendagg.kernels.lower.program import Lowered, lower
@@ -99,7 +99,7 @@ class CompiledExecutor:
         ``log``: keep the first ``log`` per-burst decisions in :attr:`decisions`."""
         self.plans = plans
         self._log_limit = log
-        self.decisions: list[dict[str, Any]] = []
+        self.decisions: list[dict[str, object]] = []
         self.mode = MODES[sharing.strategy]
         self.sharing = sharing
         self.low: Lowered = lower(plans, sharing)
@@ -121,7 +121,9 @@ class CompiledExecutor:
         )  # ranks the next replay starts from (see attributes.rank)
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
-        self._slots_of: tuple[object, tuple[np.ndarray, np.ndarray]] | None = None
+        self._slots_of: (
+            tuple[Program, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] | None
+        ) = None
         self._first: tuple[EventBatch | None, tuple[bytes, int], int] | None = None
         self._bursts = 0
         self._shared = 0
@@ -134,7 +136,7 @@ class CompiledExecutor:
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, batch: EventBatch | None, until: Any) -> list[ResultRow]:
+    def feed(self, batch: EventBatch | None, until: Time | None) -> list[ResultRow]:
         """Process complete time groups (sorted by time; the Runner holds back the latest
         one, which may go on in the next chunk), then close the windows that end by
         ``until`` (None: none)."""
@@ -149,7 +151,7 @@ class CompiledExecutor:
             close = np.array([s.closed_before(until) for s in self.low.specs], dtype=np.int64)
         return self._run(batch, close)
 
-    def advance(self, t: Any) -> list[ResultRow]:
+    def advance(self, t: Time) -> list[ResultRow]:
         """No event before t will come: close the windows that end by t."""
         return self.feed(None, t)
 
