@@ -537,7 +537,7 @@ def out(ex: CompiledExecutor, ev: Events) -> Out:
             if ex.low.partitionings[prog.q_part[q]].qualified:  # in every agreeing instance
                 each = 1 + np.diff(ev.xptr[prog.q_part[q]])
                 ends = int(each[ev.types == end_type].sum())
-            else:
+            else:  # (counts: None without events only, and n > 0 here)
                 ends = int(counts[end_type])  # type: ignore[index]
             span = int(ev.khi[sp, -1] - ev.klo[sp, 0]) + ns
             cap += min(ends * ns, g_q * span)
