@@ -373,6 +373,14 @@ def test_a_failed_build_is_reported_with_its_output(
     assert out.getvalue() == ""
 
 
+def test_a_build_without_snapshots_runs_the_per_event_loop_only() -> None:
+    """A build's process without --snapshots (ensure_compiled of a job whose workers run
+    no snapshot loop) runs run_chunk only: compile_variant's import of the snapshot
+    loop's module once took the name of its flag, which then was always true."""
+    said = warm.compile_variant("plain", snapshots=False)
+    assert said.startswith("plain: run_chunk ") and "run_gloria" not in said, said
+
+
 @JIT
 def test_warm_loads_cached_kernels_each_build_in_a_process_of_its_own(cache: Path) -> None:
     """The real thing, with the kernels cached: two processes load them, no notice."""
@@ -407,8 +415,7 @@ def test_the_spark_driver_compiles_its_jobs_kernels_before_the_job(
     assert compiled == [[Kernel("run_chunk", "queues")]]
     assert [p.name for p in plans] == ["rising", "late_runs"]
     assert capsys.readouterr().err == (
-        f"{NOTICE} (first run after an install or upgrade; about 4 minutes on one core, "
-        "once) ...\n"
+        f"{NOTICE} (first run after an install or upgrade; about 4 minutes on one core, once) ...\n"
     )
     prepare(FLIGHTS, "greta")  # (the notice was said: the compile is asked for, silently)
     assert compiled[1:] == [[Kernel("run_chunk", "queues")]]

@@ -54,7 +54,8 @@ class Ticks:
         if self.exact is not None:
             return self.exact
         if self.per_second == 1:
-            return self.times.tolist()  # type: ignore[no-any-return]
+            seconds: list[int | float | Fraction] = self.times.tolist()
+            return seconds
         return [tick_time(x, self.per_second) for x in self.times.tolist()]
 
 

@@ -47,9 +47,14 @@ import pickle
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
+
+if TYPE_CHECKING:
+    from trendagg.kernels.runtime.executor import CompiledExecutor
+    from trendagg.optimizer.plan import SharingPlan
+    from trendagg.plan.compile import QueryPlan
 
 #: The roots: compiled function -> its module (a file of ``trendagg.jit.SOURCES``)
 ROOTS = {"run_chunk": "chunk", "run_gloria": "snapshots"}
@@ -94,10 +99,12 @@ def jit_disabled() -> bool:
     """True under ``NUMBA_DISABLE_JIT=1``: the kernels run as Python, nothing compiles."""
     from numba import config
 
-    return bool(config.DISABLE_JIT)
+    # (numba.core.config sets its options in its globals() from the environment: none
+    # is declared for mypy)
+    return bool(config.DISABLE_JIT)  # type: ignore[attr-defined]
 
 
-def _machine() -> tuple[Any, ...]:
+def _machine() -> tuple[str, ...]:
     """numba's description of this machine's code generation (part of a cache entry's key)."""
     from numba.core.registry import cpu_target
 
@@ -125,7 +132,7 @@ def _cached_variants(folder: Path, root: str) -> set[str]:
     if stamp != digest():
         return set()
     machine = _machine()
-    found = set()
+    found: set[str] = set()
     for key, data in overloads.items():
         try:
             signature, magic = key[0], tuple(key[1])
@@ -156,7 +163,7 @@ def missing(kernels: Iterable[Kernel] = ALL, folder: Path | None = None) -> list
     return [k for k in kernels if (folder, k) not in _known]
 
 
-def kernels_of(executor: Any) -> set[Kernel]:
+def kernels_of(executor: CompiledExecutor) -> set[Kernel]:
     """The kernels a compiled executor (``trendagg.kernels.runtime.executor.CompiledExecutor``)
     runs: the per-event loop of its build, and the snapshot loop when it has a
     GLORIA or SHARON program."""
@@ -167,7 +174,7 @@ def kernels_of(executor: Any) -> set[Kernel]:
     return {Kernel(root, variant) for root in roots}
 
 
-def kernels_for(plans: Sequence[Any], strategy: str) -> set[Kernel]:
+def kernels_for(plans: Sequence[QueryPlan], strategy: str) -> set[Kernel]:
     """The kernels a Spark job's workers run for ``plans`` under ``strategy``: each query
     group's executor, as a worker's Runner builds it (for sharon and gloria, whose plan
     waits for the rates of the events, the snapshot loop of each build is counted too:
@@ -228,7 +235,7 @@ def notice(kernels: Collection[Kernel], parallel: bool = False, err: TextIO | No
     return True
 
 
-def notice_before_compile(executor: Any) -> None:
+def notice_before_compile(executor: CompiledExecutor) -> None:
     """The local engine's notice: before a compiled executor's first run compiles its
     kernels (nothing when they are cached, or the notice was printed)."""
     if os.environ.get(NOTICE_ENV) or jit_disabled():
@@ -298,7 +305,7 @@ def _snapshot_records() -> list[dict[str, object]]:
     return [{"type": kind, "time": t, "x": t % 4} for t, kind in enumerate("CABABDCABDAB")]
 
 
-def warm_up_plan(name: str, snapshots: bool = False) -> tuple[list[Any], Any]:
+def warm_up_plan(name: str, snapshots: bool = False) -> tuple[list[QueryPlan], SharingPlan]:
     """The plans and the sharing plan of a build's warm-up workload: hamlet's, or
     (``snapshots``) GLORIA's with the Q-sets of :data:`SNAPSHOT_QSETS`."""
     from trendagg.language import parse
@@ -317,13 +324,17 @@ def compile_variant(name: str, snapshots: bool = False) -> str:
     """Run a build's warm-up workloads through the compiled engine (the per-event loop's;
     with ``snapshots`` the snapshot loop's too); returns what each root took."""
     from trendagg.io import from_records
-    from trendagg.kernels.loop import chunk, snapshots
+    from trendagg.kernels.loop import chunk
+    from trendagg.kernels.loop import snapshots as snapshot_loop  # (not the flag's name)
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
     said = []
-    steps = [("run_chunk", False, chunk.run_chunk, _records)]
+    # (root, its workload's plans, the compiled function, its workload's events)
+    steps: list[tuple[str, bool, object, Callable[[], list[dict[str, object]]]]] = [
+        ("run_chunk", False, chunk.run_chunk, _records)
+    ]
     if snapshots:
-        steps.append(("run_gloria", True, snapshots.run_gloria, _snapshot_records))
+        steps.append(("run_gloria", True, snapshot_loop.run_gloria, _snapshot_records))
     for root, snapshot, function, records in steps:
         start = time.perf_counter()
         executor = CompiledExecutor(*warm_up_plan(name, snapshot))

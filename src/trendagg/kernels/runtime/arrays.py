@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.errors import ExecutionError
 from trendagg.io.batch import EventBatch
@@ -57,16 +58,14 @@ def reset(ex: CompiledExecutor, lanes: int, closed: np.ndarray) -> None:
         [capacity(lanes, max(ex._wbits, default=1), ex._pbits), ex.low.singles + 1],
         dtype=np.int64,
     )
-    ex._inst: dict[tuple[int, tuple[object, ...]], int] = {}
-    # qualified partitionings: (partitioning, level, key) -> the agreeing instances
-    # of higher levels
-    ex._below: dict[tuple[int, int, tuple[object, ...]], set[int]] = {}
-    ex._inst_key: list[tuple[int, tuple[object, ...]] | None] = []
-    ex._free: list[int] = []
-    ex._ginst: dict[tuple[int, tuple[object, ...]], int] = {}
-    ex._gkey: list[tuple[int, tuple[object, ...]] | None] = []
-    ex._gref: list[int] = []
-    ex._gfree: list[int] = []
+    ex._inst = {}  # (their types: CompiledExecutor's)
+    ex._below = {}
+    ex._inst_key = []
+    ex._free = []
+    ex._ginst = {}
+    ex._gkey = []
+    ex._gref = []
+    ex._gfree = []
     w = ex.low.widths
     gw = ex.low.group_widths
     L = lanes
@@ -256,7 +255,7 @@ def queues(ex: CompiledExecutor) -> bool:
     return bool(queued or (prog.g_pr >= 0).any() or (prog.q_nkind >= 0).any())
 
 
-def burst_row(ex: CompiledExecutor) -> np.ndarray:
+def burst_row(ex: CompiledExecutor) -> npt.NDArray[np.int64]:
     prog = ex.prog
     L = ex.lanes
     row = np.zeros(ex.st.bur.shape[1], dtype=np.int64)
@@ -309,7 +308,7 @@ def check_memory(ex: CompiledExecutor, old: int, new: int) -> None:
     )
 
 
-def slot_specs(ex: CompiledExecutor) -> tuple[np.ndarray, np.ndarray]:
+def slot_specs(ex: CompiledExecutor) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Per column of ``st.keys`` and of ``st.mkeys``, the window spec of the slot it
     holds (a class's window slot, an event count's), or -1; found once per program."""
     prog = ex.prog
@@ -538,7 +537,7 @@ def out(ex: CompiledExecutor, ev: Events) -> Out:
             if ex.low.partitionings[prog.q_part[q]].qualified:  # in every agreeing instance
                 each = 1 + np.diff(ev.xptr[prog.q_part[q]])
                 ends = int(each[ev.types == end_type].sum())
-            else:
+            else:  # (counts: None without events only, and n > 0 here)
                 ends = int(counts[end_type])  # type: ignore[index]
             span = int(ev.khi[sp, -1] - ev.klo[sp, 0]) + ns
             cap += min(ends * ns, g_q * span)

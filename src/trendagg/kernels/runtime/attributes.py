@@ -12,9 +12,10 @@ from collections import namedtuple
 from fractions import Fraction
 from functools import partial
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.errors import ExecutionError, InputError
 from trendagg.io.batch import Column, EventBatch
@@ -35,7 +36,7 @@ _KINDS = {int: 1, float: 2, str: 3}  # value kinds; any other type: 0
 Bound = namedtuple("Bound", "types filt pid")  # what tells the events a variable binds
 
 
-def value_kinds(col: Column, rows: np.ndarray) -> tuple[list[object], np.ndarray]:
+def value_kinds(col: Column, rows: np.ndarray) -> tuple[list[object], npt.NDArray[np.int8]]:
     """The Python values of a text or mixed column at ``rows`` and the kind of each
     (1 integer, 2 decimal, 3 word, 0 anything else)."""
     if col.kind == "text":
@@ -84,7 +85,9 @@ def note_kind(ex: CompiledExecutor, name: str, ints: bool, floats: bool) -> None
         raise rebuild.Rebuild(mixed=name)
 
 
-def bound_mask(ex: CompiledExecutor, bound: Bound, extreme: bool, column: int) -> np.ndarray:
+def bound_mask(
+    ex: CompiledExecutor, bound: Bound, extreme: bool, column: int
+) -> npt.NDArray[np.bool_]:
     """True for the events that a variable binds whose state sums the weight column
     ``column`` (or, ``extreme``, reads that extreme column): their values count."""
     if ex._binders is None:
@@ -130,7 +133,9 @@ def find_binders(ex: CompiledExecutor) -> tuple[list[list[tuple[int, int, int]]]
     return tuple([sorted(b) for b in kind] for kind in found)
 
 
-def weights(ex: CompiledExecutor, batch: EventBatch, w: int, name: str, bound: Bound) -> np.ndarray:
+def weights(
+    ex: CompiledExecutor, batch: EventBatch, w: int, name: str, bound: Bound
+) -> npt.NDArray[np.int64]:
     """Residues of the exact (scaled) values of a summed attribute, or of its hidden
     decimals column (1 where the attribute holds a decimal, see program). A text or
     mixed column counts at the events a summing variable binds: the first of them
@@ -160,7 +165,8 @@ def weights(ex: CompiledExecutor, batch: EventBatch, w: int, name: str, bound: B
     if role:
         out[float_rows] = 1
         return out
-    ints = [values[i] for i in np.flatnonzero(kinds == 1).tolist()]
+    # (kind 1: the type is int, see value_kinds)
+    ints = cast(list[int], [values[i] for i in np.flatnonzero(kinds == 1).tolist()])
     decimals = np.array([values[i] for i in np.flatnonzero(kinds == 2).tolist()], np.float64)
     note_kind(ex, attr, len(int_rows) > 0, len(float_rows) > 0)
     if len(float_rows):  # first: the decimals may make the scale of the integers finer
@@ -170,7 +176,9 @@ def weights(ex: CompiledExecutor, batch: EventBatch, w: int, name: str, bound: B
     return out
 
 
-def int_residues(ex: CompiledExecutor, w: int, vals: np.ndarray | list[int]) -> np.ndarray:
+def int_residues(
+    ex: CompiledExecutor, w: int, vals: np.ndarray | list[int]
+) -> npt.NDArray[np.int64]:
     """Residues of integers times 2**scale: int64 values, or Python ints (any size;
     those beyond int64 exactly, in Python)."""
     if isinstance(vals, list):
@@ -196,7 +204,7 @@ def int_residues(ex: CompiledExecutor, w: int, vals: np.ndarray | list[int]) -> 
     return out
 
 
-def float_residues(ex: CompiledExecutor, w: int, vals: np.ndarray) -> np.ndarray:
+def float_residues(ex: CompiledExecutor, w: int, vals: np.ndarray) -> npt.NDArray[np.int64]:
     """Residues of float64 values times 2**scale (exact: the scale covers their bits)."""
     out = np.zeros((len(vals), ex.lanes), dtype=np.int64)
     mant, exp = np.frexp(vals)
@@ -241,7 +249,7 @@ def need_scale(ex: CompiledExecutor, w: int, scale: int) -> None:
 
 def extremes(
     ex: CompiledExecutor, batch: EventBatch, a: int, name: str, bound: Bound
-) -> np.ndarray:
+) -> npt.NDArray[np.float64]:
     """float64 values of a MIN/MAX attribute, or of its hidden integers column (NaN,
     no value, where the attribute holds a decimal; see program); their ranks for an
     attribute of words or integers beyond 2**53 (see :mod:`~trendagg.kernels.ranks`;
@@ -271,8 +279,8 @@ def extremes(
     if (kinds == 0).any():
         raise no_order(attr, values[int(np.flatnonzero(kinds == 0)[0])])
     int_at, float_at = np.flatnonzero(kinds == 1).tolist(), np.flatnonzero(kinds == 2).tolist()
-    ints = [values[i] for i in int_at]
-    if (kinds == 3).any() or any(abs(v) > _EXACT_FLOAT_INT for v in ints):  # type: ignore[arg-type]
+    ints = cast(list[int], [values[i] for i in int_at])  # (kind 1: the type is int)
+    if (kinds == 3).any() or any(abs(v) > _EXACT_FLOAT_INT for v in ints):
         raise rebuild.Rebuild(ranked=attr)
     if not role:
         note_kind(ex, attr, len(int_at) > 0, len(float_at) > 0)
@@ -286,7 +294,7 @@ def extremes(
 
 def ranked(
     ex: CompiledExecutor, attr: str, role: str, col: Column, chosen: np.ndarray
-) -> np.ndarray:
+) -> npt.NDArray[np.float64]:
     """Ranks (float64) of the values of a ranked attribute at the events whose
     variables read it (``chosen``), or at its integers (``role``); NaN elsewhere."""
     out = np.full(len(col.valid), np.nan)
@@ -333,7 +341,9 @@ def ranked(
     return out
 
 
-def rank(ex: CompiledExecutor, attr: str, distinct: np.ndarray | list[object]) -> np.ndarray:
+def rank(
+    ex: CompiledExecutor, attr: str, distinct: np.ndarray | list[object]
+) -> npt.NDArray[np.float64]:
     """The ranks of distinct values of ``attr``; values not ranked yet renumber the
     attribute's registers of open windows first (see :mod:`~trendagg.kernels.ranks`)."""
     ranks = ex._ranks[attr]

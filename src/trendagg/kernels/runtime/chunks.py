@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.io.batch import EventBatch
 from trendagg.kernels.edges import value_columns
@@ -132,7 +133,7 @@ def events(ex: CompiledExecutor, batch: EventBatch | None, replay: bool) -> Even
     )
 
 
-def inverses(ex: CompiledExecutor, tg: np.ndarray) -> np.ndarray:
+def inverses(ex: CompiledExecutor, tg: np.ndarray) -> npt.NDArray[np.int64]:
     """The inverses of 1 .. (the most events of a time group) + 1 modulo each lane's
     prime, for the lazy windows' Kleene diagonals (row m: 1 / m; row 0 unused)."""
     L = ex.lanes

@@ -34,12 +34,13 @@ trend (every trend has an event of the qualified variable) and has no group.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.errors import ExecutionError
-from trendagg.io.batch import EventBatch
+from trendagg.io.batch import EventBatch, Time
 from trendagg.io.results import ResultRow
 from trendagg.kernels.loop import chunk, snapshots
 from trendagg.kernels.lower.program import Lowered, lower
@@ -49,6 +50,15 @@ from trendagg.limits import memory_limit
 from trendagg.optimizer.plan import SharingPlan
 from trendagg.plan.compile import QueryPlan, attributes_read
 
+if TYPE_CHECKING:
+    from trendagg.kernels._rns import Moduli
+    from trendagg.kernels.executor import GState, State
+    from trendagg.kernels.gloria_program import Gloria
+    from trendagg.kernels.program import Program
+
+#: An instance's key: (partitioning, values); a group's: (grouping, values)
+Key = tuple[int, tuple[object, ...]]
+
 CHUNK = 1 << 20  # events per kernel call: bounds the chunk's arrays
 # (sharon, aseq: the queries they leave to the kernel, under hamlet and greta)
 MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0, "gloria": 1}
@@ -57,12 +67,39 @@ MODES = {"greta": 0, "hamlet": 1, "hamlet-static": 2, "sharon": 1, "aseq": 0, "g
 class CompiledExecutor:
     """Supported queries of a workload on the compiled kernel (see :mod:`trendagg.kernels`)."""
 
+    # Set by arrays.reset at every (re)build, for the modules of the runtime (the
+    # methods of each role are functions of its module, taking the executor):
+    mod: Moduli  # the lanes' primes
+    prog: Program  # the lowering's program, scaled to the lanes
+    lim: npt.NDArray[np.int64]  # the kernel's bound check: capacity, s + 1
+    st: State
+    gp: Gloria | None  # the snapshot kernel's program (None: no GLORIA or SHARON plan)
+    gst: GState  # its state (set while gp is not None)
+    # partition instances: key -> row, row -> key (None: a free row), free rows
+    _inst: dict[Key, int]
+    _inst_key: list[Key | None]
+    _free: list[int]
+    # qualified partitionings: (partitioning, level, key) -> the agreeing instances
+    # of higher levels
+    _below: dict[tuple[int, int, tuple[object, ...]], set[int]]
+    # groups: key -> row, row -> key (None: a free row), instances per row, free rows
+    _ginst: dict[Key, int]
+    _gkey: list[Key | None]
+    _gref: list[int]
+    _gfree: list[int]
+    # a new instance's rows of st.lzi, st.ixh, st.nq, st.bur and st.burf
+    _lzi_row: npt.NDArray[np.int64]
+    _ixh_row: npt.NDArray[np.int64]
+    _nq_row: npt.NDArray[np.int64]
+    _burst_template: npt.NDArray[np.int64]
+    _extremes_template: npt.NDArray[np.float64]
+
     def __init__(self, plans: list[QueryPlan], sharing: SharingPlan, log: int = 0):
         """The queries ``plans`` (those ``sharing`` routes here), shared as it says;
         ``log``: keep the first ``log`` per-burst decisions in :attr:`decisions`."""
         self.plans = plans
         self._log_limit = log
-        self.decisions: list[dict[str, Any]] = []
+        self.decisions: list[dict[str, object]] = []
         self.mode = MODES[sharing.strategy]
         self.sharing = sharing
         self.low: Lowered = lower(plans, sharing)
@@ -84,7 +121,9 @@ class CompiledExecutor:
         )  # ranks the next replay starts from (see attributes.rank)
         self._slots: dict[str, Slots] | None = None  # where their registers live (lazily)
         self._binders: tuple[list[list[tuple[int, int, int]]], ...] | None = None
-        self._slots_of: tuple[object, tuple[np.ndarray, np.ndarray]] | None = None
+        self._slots_of: (
+            tuple[Program, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] | None
+        ) = None
         self._first: tuple[EventBatch | None, tuple[bytes, int], int] | None = None
         self._bursts = 0
         self._shared = 0
@@ -97,7 +136,7 @@ class CompiledExecutor:
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, batch: EventBatch | None, until: Any) -> list[ResultRow]:
+    def feed(self, batch: EventBatch | None, until: Time | None) -> list[ResultRow]:
         """Process complete time groups (sorted by time; the Runner holds back the latest
         one, which may go on in the next chunk), then close the windows that end by
         ``until`` (None: none)."""
@@ -112,7 +151,7 @@ class CompiledExecutor:
             close = np.array([s.closed_before(until) for s in self.low.specs], dtype=np.int64)
         return self._run(batch, close)
 
-    def advance(self, t: Any) -> list[ResultRow]:
+    def advance(self, t: Time) -> list[ResultRow]:
         """No event before t will come: close the windows that end by t."""
         return self.feed(None, t)
 

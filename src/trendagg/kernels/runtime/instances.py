@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.io.batch import Column, EventBatch
 from trendagg.kernels.loop import arith, instances
@@ -32,12 +33,13 @@ def key_values(col: Column, index: np.ndarray, codes: bool = False) -> list[obje
         assert col.dictionary is not None
         words = col.dictionary
         return [words[c] for c in (index if codes else col.values[index]).tolist()]
-    return col.values[index].tolist()  # type: ignore[no-any-return]
+    values: list[object] = col.values[index].tolist()
+    return values
 
 
 def keys_of(
     cols: list[Column], index: np.ndarray, firsts: bool = True
-) -> tuple[np.ndarray, list[tuple[object, ...]], np.ndarray]:
+) -> tuple[npt.NDArray[np.int64], list[tuple[object, ...]], npt.NDArray[np.int64]]:
     """The keys (values of ``cols``) of the events at ``index``: per event its key's
     number, the distinct keys (Python values), and each one's first event (a position
     in ``index``; ``firsts`` False: maybe not, when not needed to read the keys)."""
@@ -104,7 +106,9 @@ def key_positions(key: tuple[object, ...]) -> tuple[int, ...]:
     return tuple(p for p, v in enumerate(key) if v != WILD)
 
 
-def new_instances(ex: CompiledExecutor, g: int, keys: list[tuple[object, ...]]) -> np.ndarray:
+def new_instances(
+    ex: CompiledExecutor, g: int, keys: list[tuple[object, ...]]
+) -> npt.NDArray[np.int64]:
     """Instances of partitioning ``g`` for new ``keys``: free rows first (the last
     freed first), then new rows, the arrays grown once for all of them."""
     reused = ex._free[: -len(keys) - 1 : -1]
@@ -303,7 +307,7 @@ def qualified_ids(
     tg: np.ndarray,
     g: int,
     copies: list[tuple[int, int, int, int]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Instances of a partitioning with qualified attributes (see
     :class:`~trendagg.kernels.lower.builder.Partitioning`): per event its own level's
     instance (-1: none), and the agreeing instances of higher levels as counts per
@@ -372,8 +376,8 @@ def qualified_ids(
         total = int(count.sum())
         if not total:
             continue
-        at = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-        flat[np.repeat(ptr[events], count) + at] = ids[at]
+        nth = np.arange(total) - np.repeat(np.cumsum(count) - count, count)  # in its list
+        flat[np.repeat(ptr[events], count) + nth] = ids[nth]
     return own, counts, flat
 
 

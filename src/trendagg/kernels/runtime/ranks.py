@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
+from trendagg.kernels.executor import State
 from trendagg.kernels.lower.core import source
 from trendagg.kernels.lower.program import Lowered
 from trendagg.plan.layout import order_key  # numbers (exactly), then words
@@ -64,7 +66,7 @@ class Ranks:
             return int(self.array[rank])
         return self.values[rank]
 
-    def positions(self, distinct: np.ndarray | list[object]) -> np.ndarray | None:
+    def positions(self, distinct: np.ndarray | list[object]) -> npt.NDArray[np.float64] | None:
         """The ranks of distinct values (an int64 array, or a list), as float64; None when
         one of them is not here."""
         if isinstance(distinct, np.ndarray) and self.array is not None:
@@ -95,6 +97,7 @@ def _int64s(values: list[object]) -> bool:
     """True when sorted ``values`` are integers within int64 (or none)."""
     if not all(type(v) is int for v in values):
         return False
+    # (ints, as checked above: mypy does not narrow a list's items by all())
     return not values or (values[0] >= _INT64_MIN and values[-1] <= _INT64_MAX)  # type: ignore[operator]
 
 
@@ -135,29 +138,30 @@ def extreme_slots(low: Lowered) -> dict[str, Slots]:
     return out
 
 
-Rows = Callable[[str, int], np.ndarray]  # ("states", partitioning) or ("results", grouping)
+#: The rows in use of ("states", partitioning) or ("results", grouping)
+Rows = Callable[[str, int], npt.NDArray[np.int64]]
 
 
 def _blocks(
-    st: object, slots: Slots, rows_of: Rows
-) -> Iterable[tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]]:
+    st: State, slots: Slots, rows_of: Rows
+) -> Iterable[tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray]]:
     """Each block of registers of the attribute: the array, its (rows, columns) index,
     and which of its registers are in open windows."""
     for (g, sp), (ext, keys) in slots.states.items():
         rows = rows_of("states", g)
         if len(rows):
             index = np.ix_(rows, np.array(ext, dtype=np.int64))
-            keyed = st.keys[np.ix_(rows, np.array(keys, dtype=np.int64))]  # type: ignore[attr-defined]
-            yield st.ext, index, keyed >= st.closed[sp]  # type: ignore[attr-defined]
+            keyed = st.keys[np.ix_(rows, np.array(keys, dtype=np.int64))]
+            yield st.ext, index, keyed >= st.closed[sp]
     for gid, (ext, keys) in slots.results.items():
         rows = rows_of("results", gid)
         if len(rows):
             index = np.ix_(rows, np.array(ext, dtype=np.int64))
-            keyed = st.rkeys[np.ix_(rows, np.array(keys, dtype=np.int64))]  # type: ignore[attr-defined]
-            yield st.rext, index, keyed != SENT  # type: ignore[attr-defined]
+            keyed = st.rkeys[np.ix_(rows, np.array(keys, dtype=np.int64))]
+            yield st.rext, index, keyed != SENT
 
 
-def open_ranks(st: object, slots: Slots, rows_of: Rows) -> np.ndarray:
+def open_ranks(st: State, slots: Slots, rows_of: Rows) -> npt.NDArray[np.int64]:
     """The distinct ranks held by the attribute's registers of open windows (int64)."""
     found = [np.zeros(0, dtype=np.int64)]
     for array, index, live in _blocks(st, slots, rows_of):
@@ -166,7 +170,7 @@ def open_ranks(st: object, slots: Slots, rows_of: Rows) -> np.ndarray:
     return np.unique(np.concatenate(found))
 
 
-def renumber(st: object, slots: Slots, rows_of: Rows, mapping: np.ndarray) -> None:
+def renumber(st: State, slots: Slots, rows_of: Rows, mapping: np.ndarray) -> None:
     """Give the attribute's registers of open windows their new ranks (``mapping``: old
     rank -> new); clear the others (no window reads them again: a slot is cleared when
     a later window claims it)."""

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from trendagg.io.results import ResultRow, making_rows
 from trendagg.kernels.executor import Out
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from trendagg.kernels.runtime.executor import CompiledExecutor
 
 
-def rows_of(ex: CompiledExecutor, kind: str, g: int) -> np.ndarray:
+def rows_of(ex: CompiledExecutor, kind: str, g: int) -> npt.NDArray[np.int64]:
     """The state rows of partitioning ``g`` (kind ``states``), or the result rows of
     grouping ``g`` (``results``), in use."""
     keys = ex._inst_key if kind == "states" else ex._gkey
@@ -36,7 +37,7 @@ def rows(ex: CompiledExecutor, out: Out) -> list[ResultRow]:
     values = ex.mod.values(out.add[:n].reshape(n * width, ex.lanes))
     keys = out.key[:n]
     used, at = np.unique(keys[:, 1], return_inverse=True)
-    texts = [repr(ex._gkey[gi][1]) for gi in used.tolist()]  # type: ignore[index]
+    texts = [repr(ex._gkey[gi][1]) for gi in used.tolist()]
     text_rank = {t: i for i, t in enumerate(sorted(set(texts)))}
     rank = np.array([text_rank[t] for t in texts], dtype=np.int64)[at.reshape(-1)]
     order = np.lexsort((rank, keys[:, 2], keys[:, 0]))  # (stable: as sorted() was)
@@ -75,20 +76,20 @@ def query_rows(
     for reg, a, integers in low.readouts[q].extremes:
         cols.append(extreme_column(ex, out.ext[idx], reg, a, integers))
     gkey = ex._gkey
-    groups = [gkey[gi][1] for gi in keys[:, 1].tolist()]  # type: ignore[index]
+    groups = [gkey[gi][1] for gi in keys[:, 1].tolist()]
     return RowMaker(plan).rows(keys[:, 2].tolist(), groups, cols)
 
 
 def extreme_column(
     ex: CompiledExecutor, ext: np.ndarray, reg: int, a: int, integers: int
-) -> list[Any]:
+) -> list[object]:
     """The values of minimum or maximum register ``reg`` (extreme column ``a``; its
     hidden integers' extreme at ``integers``, or -1) of rows ``ext``: None for none,
     a rank read back as its value, an integer where the attribute's values are."""
     col = ext[:, reg].tolist()
     ints = ext[:, integers].tolist() if integers >= 0 else None
     attr = source(ex.low.extremes[a])[0]
-    out: list[Any] = []
+    out: list[object] = []
     if attr in ex._ranks:  # a rank: the value, with its kind (see ranks)
         ranks = ex._ranks[attr]
         for i, x in enumerate(col):
@@ -96,8 +97,8 @@ def extreme_column(
                 out.append(None)
                 continue
             v = ranks.value(int(x))
-            if ints is not None and not isinstance(v, str):
-                v = int(v) if x == ints[i] else float(v)  # type: ignore[arg-type]
+            if ints is not None and isinstance(v, int | float):  # (else a word: a str)
+                v = int(v) if x == ints[i] else float(v)
             out.append(v)
         return out
     if ints is not None:  # equal to the integers' extreme: an integer (1 over 1.0)
