@@ -123,6 +123,19 @@ def same(a: list[Any], b: list[Any]) -> bool:
     return sorted(map(key, a)) == sorted(map(key, b))
 
 
+def axis_text(config: dict[str, Any]) -> str:
+    """The 50 queries of a configuration of the sweep (BASE with its change)."""
+    from workloads import axis_workload
+
+    return axis_workload(
+        50,
+        windows=config["windows"],
+        predicate=config["predicate"],
+        group=config["group"],
+        variant=config["variant"],
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--events", type=int, default=1_000_000)
@@ -138,21 +151,13 @@ def main() -> None:
     from trendagg.language import parse
     from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.compile import compile_workload
-    from workloads import axis_workload
 
     args.data.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     results = []
     for axis, label, change in AXES:
         config = {**BASE, **change}
-        text = axis_workload(
-            50,
-            windows=config["windows"],
-            predicate=config["predicate"],
-            group=config["group"],
-            variant=config["variant"],
-        )
-        plans = compile_workload(parse(text))
+        plans = compile_workload(parse(axis_text(config)))
         plan = sharing_plan(plans, "hamlet")
         python = len(plan.on("python"))
         batch = events_for(args.data, args.events, config["drivers"], config["times"])

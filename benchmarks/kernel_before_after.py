@@ -236,23 +236,15 @@ def stream_child(config: dict[str, Any]) -> dict[str, Any]:
 def axes_child(config: dict[str, Any]) -> dict[str, Any]:
     """kernel_axes.py's run of one configuration: its events in memory, ``kernel_axes.feed``
     over them after a warm-up over the first (its check run)."""
-    from kernel_axes import AXES, BASE, events_for, feed
+    from kernel_axes import AXES, BASE, axis_text, events_for, feed
 
     from trendagg.language import parse
     from trendagg.optimizer.plan import sharing_plan
     from trendagg.plan.compile import compile_workload
-    from workloads import axis_workload
 
     change = next(c for a, label, c in AXES if (a, label) == (config["axis"], config["label"]))
     settings = {**BASE, **change}
-    text = axis_workload(
-        50,
-        windows=settings["windows"],
-        predicate=settings["predicate"],
-        group=settings["group"],
-        variant=settings["variant"],
-    )
-    plans = compile_workload(parse(text))
+    plans = compile_workload(parse(axis_text(settings)))
     python = len(sharing_plan(plans, "hamlet").on("python"))
     batch = events_for(
         Path(config["data"]), int(config["n"]), settings["drivers"], settings["times"]
