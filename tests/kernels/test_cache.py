@@ -31,11 +31,13 @@ def probe_mulmod(a, b):
 """
 
 
-def _copy(tmp_path: Path) -> Path:
+def _copy(tmp_path: Path, probe: str = PROBE) -> Path:
+    """A copy of the package whose loop/chunk.py ends with ``probe`` (by default a small
+    cached function that calls _rns.mulmod)."""
     root = tmp_path / "src"
     shutil.copytree(jit.PACKAGE, root / "trendagg", ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "trendagg" / "kernels" / "loop" / "chunk.py", "a", encoding="utf-8") as f:
-        f.write(PROBE)  # a small cached function of loop/chunk.py that calls _rns.mulmod
+        f.write(probe)
     return root
 
 
@@ -125,10 +127,7 @@ def test_a_named_tuple_whose_fields_change_compiles_anew(
     """numba keys a cached kernel by its named tuple argument's class, not its fields: with
     its own locator, ``Out``'s fields swapped in executor.py leave the cached code reading
     the old position (1, where ``n`` is now 2); trendagg's digest covers that module."""
-    root = tmp_path / "src"
-    shutil.copytree(jit.PACKAGE, root / "trendagg", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(root / "trendagg" / "kernels" / "loop" / "chunk.py", "a", encoding="utf-8") as f:
-        f.write(FIELDS_PROBE)
+    root = _copy(tmp_path, FIELDS_PROBE)
     cache = tmp_path / "cache"
     assert _fields_probe(root, cache, locators) == "1"
     _swap_out_fields(root)
