@@ -14,10 +14,9 @@ the same rows as the others in each configuration, or the benchmark fails.
 
     .venv/bin/python benchmarks/kernel_rideshare.py            # ~6 min here
     .venv/bin/python benchmarks/kernel_rideshare.py --quick    # ~1 min
-    .venv/bin/python benchmarks/kernel_rideshare.py --base 21bfa9f --repeats 5  # ~6 min
 
-(``--base REV``: the headline configurations of that commit and of this tree,
-alternating, into benchmarks/results/kernel_before_after.md.)
+(Before and after a change: ``benchmarks/kernel_before_after.py --base REV --only
+uniform``, these headline configurations of that commit and of this tree, alternating.)
 
 The CSV files are generated once into ``--data`` (default: a directory in
 the system's temporary directory), never into the repository. Writes
@@ -115,20 +114,18 @@ def kernel_stats(runner: Any, rows: list[Any]) -> dict[str, object]:
     }
 
 
-def one_run(config: dict[str, object], tree: Path) -> tuple[float, dict[str, object]]:
-    """(wall seconds, the child's report) of one fresh process running ``tree``'s sources
-    with ``tree``'s own child (an older tree reads and feeds with its own API)."""
+def one_run(config: dict[str, object]) -> tuple[float, dict[str, object]]:
+    """(wall seconds, the child's report) of one fresh process running the child."""
     started = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, str(tree / "benchmarks" / "kernel_rideshare.py"), "--child",
-         json.dumps(config)],
+        [sys.executable, str(Path(__file__)), "--child", json.dumps(config)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree / "src")},
-    )  # fmt: skip
+        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(HERE.parent / "src")},
+    )
     wall = time.perf_counter() - started
     if out.returncode:
-        raise SystemExit(f"run {config} of {tree} failed:\n{out.stderr}")
+        raise SystemExit(f"run {config} failed:\n{out.stderr}")
     return wall, json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -136,7 +133,7 @@ def run(config: dict[str, object], repeats: int) -> dict[str, object]:
     """Median wall time of ``repeats`` fresh processes (the first run's details)."""
     walls, runs = [], []
     for _ in range(repeats):
-        wall, report = one_run(config, HERE.parent)
+        wall, report = one_run(config)
         walls.append(wall)
         runs.append(report)
     result = dict(runs[0])
@@ -191,15 +188,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "trendagg-bench")
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument(
-        "--base", help="instead: the headline configurations of this commit and of this tree"
-    )
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
-        return
-    if args.base:
-        compare(args.base, args.data, args.repeats)
         return
     args.data.mkdir(parents=True, exist_ok=True)
     small, big = (100_000, 1_000_000) if args.quick else (1_000_000, 10_000_000)
@@ -246,66 +237,6 @@ def main() -> None:
     if bad:
         raise SystemExit(f"strategies disagree in {bad}")
     write(results, machine(), time.perf_counter() - began, small, big, repeats)
-
-
-def compare(base: str, data: Path, repeats: int) -> None:
-    """The headline configurations of ``base`` and of this tree, alternating run by run
-    (so that drift hits both alike), each tree with its own child; writes
-    benchmarks/results/kernel_before_after.md."""
-    from before_after import base_tree
-
-    data.mkdir(parents=True, exist_ok=True)
-    trees = {"before": base_tree(base), "after": HERE.parent}
-    cpu = sorted(os.sched_getaffinity(0))[-1]
-    small, big = ensure_data(data, 1_000_000), ensure_data(data, 10_000_000)
-    cases = [
-        ("1M events, 50 queries, hamlet", {"k": 50, "strategy": "hamlet", "path": str(small)}),
-        ("1M events, 50 queries, greta", {"k": 50, "strategy": "greta", "path": str(small)}),
-        ("10M events, 50 queries, hamlet", {"k": 50, "strategy": "hamlet", "path": str(big)}),
-    ]
-    began = time.perf_counter()
-    warm = {"cpu": cpu, "compiled": True, "k": 5, "strategy": "hamlet", "path": str(small)}
-    for tree in trees.values():  # each tree compiles its kernel into numba's cache
-        one_run(warm, tree)
-    lines = [
-        f"# The compiled engine before and after: {base} vs this tree",
-        "",
-        "",  # (the machine line, below)
-        "",
-        "| configuration | runs | before events/s | after events/s | after / before | "
-        "before engine s | after engine s | same rows |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for name, case in cases:
-        config = {"cpu": cpu, "compiled": True, **case}
-        walls: dict[str, list[float]] = {label: [] for label in trees}
-        engine: dict[str, list[float]] = {label: [] for label in trees}
-        digests: dict[str, object] = {}
-        events = 0
-        for _ in range(repeats):
-            for label, tree in trees.items():
-                wall, report = one_run(config, tree)
-                walls[label].append(wall)
-                engine[label].append(float(report["engine_s"]))  # type: ignore[arg-type]
-                digests[label], events = report["digest"], int(report["events"])  # type: ignore[call-overload]
-        rate = {label: events / statistics.median(walls[label]) for label in trees}
-        lines.append(
-            f"| {name} | {repeats} | {rate['before']:,.0f} | {rate['after']:,.0f} | "
-            f"{rate['after'] / rate['before']:.2f}x | {statistics.median(engine['before']):.2f} | "
-            f"{statistics.median(engine['after']):.2f} | "
-            f"{'yes' if digests['before'] == digests['after'] else 'no'} |"
-        )
-        print(lines[-1], flush=True)
-    lines[2] = (
-        f"Machine: {machine()}. Run {time.strftime('%Y-%m-%d')}, "
-        f"{(time.perf_counter() - began) / 60:.0f} min in all. Each run is a fresh process "
-        "pinned to one core that streams the CSV in chunks of 500,000 rows into a Runner, "
-        "each tree with its own reader and Runner API; events/s is over the whole process "
-        "(start-up, reading, the engine); the two trees alternate; medians. 'engine s' is "
-        "the time in the Runner (reading excluded)."
-    )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "kernel_before_after.md").write_text("\n".join(lines) + "\n")
 
 
 def write(
