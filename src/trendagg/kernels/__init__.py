@@ -28,7 +28,7 @@ that each helper, however small, cost 2-5 s of LLVM (profiled 2026-12-02, the pl
 ``run_chunk`` from an empty cache: 217 s, 193 s of them LLVM's and 25 s of those for
 ``run_chunk``'s own library; 97 s without the wrappers). What remains is numba's
 library per function: each is optimised with all it calls linked in, again in every
-caller (see ``docs/engine.md``, compile time).
+caller (see ``docs/engine.md``, First-run compile).
 ``error_model="numpy"``, so no division checks for zero (every divisor in the
 kernels is a prime or a positive count; measured 3% faster).
 ``NUMBA_DISABLE_JIT=1`` runs the very same code as Python, for tests and

@@ -2,10 +2,11 @@
 coefficients (spec ``../shared/specs/gloria.md``, section 3; the readable executor is
 :mod:`trendagg.reference.gloria`, the tables :mod:`trendagg.kernels.lower.snapshots`).
 
-It runs a chunk's events for the plan's member queries before :func:`~trendagg.kernels.loop.chunk.run_chunk` runs them for the others: the two share the events' arrays, the
-program's per-query layout (registers, weights, result blocks) and the result rows of
-the state, and nothing else (a member's states bind nothing in ``run_chunk``, so its
-result slots are written and emitted here only).
+It runs a chunk's events for the plan's member queries before
+:func:`~trendagg.kernels.loop.chunk.run_chunk` runs them for the others: the two share the
+events' arrays, the program's per-query layout (registers, weights, result blocks) and
+the result rows of the state, and nothing else (a member's states bind nothing in
+``run_chunk``, so its result slots are written and emitted here only).
 
 Per time group: the windows that end by it are emitted (member queries) and the
 snapshots that no open window needs leave their rings; then phase 1 computes, for every
@@ -51,10 +52,7 @@ from trendagg.kernels.loop.arith import SENT, add_block, addmod, better, nonzero
 from trendagg.kernels.loop.core import own
 from trendagg.kernels.loop.results import add_result, emit_query
 
-RING_FULL = 4
-
-
-RING_FULL = 4
+RING_FULL = 4  # run_gloria's status: a ring was full
 
 
 @njit(**JIT_INLINE)
