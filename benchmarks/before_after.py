@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,27 +83,46 @@ def base_tree(rev: str) -> Path:
     return path
 
 
+class Pinned(NamedTuple):
+    """What a process run by :func:`pinned` did."""
+
+    code: int  # its exit status
+    wall: float  # seconds from spawn to exit
+    peak_mb: float  # its peak resident memory
+    stdout: str
+    stderr: str
+
+
+def pinned(command: list[str], env: dict[str, str], cpu: int) -> Pinned:
+    """Run ``command`` in a fresh process pinned to ``cpu``: its exit, wall time from spawn
+    to exit, peak resident memory (``wait4``) and output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=err,
+            preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),  # noqa: PLW1509
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = code = os.waitstatus_to_exitcode(status)  # (reaped: Popen told)
+        out.seek(0)
+        err.seek(0)
+        return Pinned(code, wall, usage.ru_maxrss / 1024, out.read().decode(), err.read().decode())
+
+
 def one_run(tree: Path, queries: Path, events: Path, out: Path, cpu: int) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of one `trendagg run` of ``tree``'s sources."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONHASHSEED": "0"}
     entry = "import sys; from trendagg.cli import main; sys.exit(main())"
     command = [sys.executable, "-c", entry, "run", str(queries), str(events)]
     command += ["--engine", "local", "--quiet", "-o", str(out)]
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        env=env,
-        stderr=subprocess.PIPE,
-        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),  # noqa: PLW1509
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    assert proc.stderr is not None
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(command)} failed ({tree}):\n{err}")
-    return wall, usage.ru_maxrss / 1024
+    run = pinned(command, env, cpu)
+    if run.code:
+        raise SystemExit(f"{' '.join(command)} failed ({tree}):\n{run.stderr}")
+    return run.wall, run.peak_mb
 
 
 def digest(path: Path) -> str:

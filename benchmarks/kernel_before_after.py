@@ -323,34 +323,22 @@ class Run(NamedTuple):
 
 def one_run(tree: Path, case: Case, cpu: int, data: Path) -> Run:
     """One fresh process of ``tree``'s trendagg running ``case``, pinned to ``cpu``."""
+    from before_after import pinned
+
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONHASHSEED": "0"}
     command = [sys.executable, str(Path(__file__).resolve()), "--child"]
     command.append(json.dumps({**case.config, "data": str(data)}))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            command,
-            env=env,
-            stdout=out,
-            stderr=err,
-            preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),  # noqa: PLW1509
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = code = os.waitstatus_to_exitcode(status)  # (reaped: Popen told)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if code:
-        raise SystemExit(f"{case.name}: the run of {tree} failed:\n{stderr}")
-    result = json.loads(stdout.strip().splitlines()[-1])
+    run = pinned(command, env, cpu)
+    if run.code:
+        raise SystemExit(f"{case.name}: the run of {tree} failed:\n{run.stderr}")
+    result = json.loads(run.stdout.strip().splitlines()[-1])
     source = tree / "src"
     if not Path(result["trendagg"]).resolve().is_relative_to(source.resolve()):
         raise SystemExit(
             f"{case.name}: the run of {tree} imported trendagg from {result['trendagg']}, "
             f"not from {source}; is it installed in a way that precedes PYTHONPATH?"
         )
-    return Run(float(result["engine_s"]), wall, usage.ru_maxrss / 1024, result)
+    return Run(float(result["engine_s"]), run.wall, run.peak_mb, result)
 
 
 def warm(tree: Path) -> None:
